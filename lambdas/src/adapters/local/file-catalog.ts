@@ -1,0 +1,118 @@
+/**
+ * A Hadoop-style file catalog: `<warehouse>/<namespace>/<table>/metadata/v<N>.metadata.json`
+ * plus `version-hint.text` holding N. This is the layout Spark's HadoopCatalog, DuckDB's
+ * iceberg_scan and icebird read. The commit point is the exclusive create of `v<N+1>`; the hint
+ * is advisory (a reader that finds a later `v<N+k>` uses it), so a crash between the two steps
+ * loses nothing.
+ */
+import { ErrorKind, FloeError } from '../../errors.ts';
+import { parseTableMetadata, serializeTableMetadata } from '../../iceberg/table-metadata.ts';
+import type { TableMetadata } from '../../iceberg/table-metadata.ts';
+import type { Catalog, LoadedTable, TableIdentifier } from '../../ports/catalog.ts';
+import { tableIdToString } from '../../ports/catalog.ts';
+import type { ObjectStore } from '../../ports/object-store.ts';
+
+const HINT = 'version-hint.text';
+const VERSION_FILE = /^v(\d+)\.metadata\.json$/;
+
+export class FileCatalog implements Catalog {
+  readonly warehouse: string;
+
+  constructor(
+    private readonly store: ObjectStore,
+    warehouse: string,
+  ) {
+    this.warehouse = warehouse.replace(/\/$/, '');
+  }
+
+  defaultLocation(id: TableIdentifier): string {
+    return `${this.warehouse}/${id.namespace}/${id.name}`;
+  }
+
+  private metadataDir(id: TableIdentifier): string {
+    return `${this.defaultLocation(id)}/metadata`;
+  }
+
+  private versionUri(id: TableIdentifier, n: number): string {
+    return `${this.metadataDir(id)}/v${n}.metadata.json`;
+  }
+
+  async listNamespaces(): Promise<string[]> {
+    const out: string[] = [];
+    for (const name of await this.store.listChildren(this.warehouse)) {
+      if (!name.startsWith('.') && !name.startsWith('_')) out.push(name);
+    }
+    return out;
+  }
+
+  async createNamespace(namespace: string): Promise<void> {
+    // Folders appear with their first table; nothing to write for a file catalog.
+    void namespace;
+  }
+
+  async listTables(namespace: string): Promise<string[]> {
+    const out: string[] = [];
+    for (const name of await this.store.listChildren(`${this.warehouse}/${namespace}`)) {
+      if ((await this.currentVersion({ namespace, name })) > 0) out.push(name);
+    }
+    return out;
+  }
+
+  /** Highest committed version: the hint, then any later v<N> a crashed writer left behind. */
+  private async currentVersion(id: TableIdentifier): Promise<number> {
+    let n = 0;
+    try {
+      const text = new TextDecoder().decode(await this.store.get(`${this.metadataDir(id)}/${HINT}`));
+      const parsed = Number.parseInt(text.trim(), 10);
+      if (Number.isFinite(parsed) && parsed > 0) n = parsed;
+    } catch {
+      // No hint: fall back to listing.
+      for (const f of await this.store.listChildren(this.metadataDir(id))) {
+        const m = VERSION_FILE.exec(f);
+        if (m) n = Math.max(n, Number(m[1]));
+      }
+    }
+    while (await this.store.exists(this.versionUri(id, n + 1))) n++;
+    return n;
+  }
+
+  async tableExists(id: TableIdentifier): Promise<boolean> {
+    return (await this.currentVersion(id)) > 0;
+  }
+
+  async loadTable(id: TableIdentifier): Promise<LoadedTable> {
+    const n = await this.currentVersion(id);
+    if (n === 0) throw new FloeError(ErrorKind.NotFound, `table ${tableIdToString(id)} does not exist`);
+    const location = this.versionUri(id, n);
+    const metadata = parseTableMetadata(new TextDecoder().decode(await this.store.get(location)));
+    return { id, metadata, metadataLocation: location, versionToken: String(n) };
+  }
+
+  async createTable(id: TableIdentifier, metadata: TableMetadata): Promise<LoadedTable> {
+    const location = this.versionUri(id, 1);
+    if (!(await this.store.putIfAbsent(location, serializeTableMetadata(metadata)))) {
+      throw new FloeError(ErrorKind.AlreadyExists, `table ${tableIdToString(id)} already exists`);
+    }
+    await this.writeHint(id, 1);
+    return { id, metadata, metadataLocation: location, versionToken: '1' };
+  }
+
+  async commitTable(base: LoadedTable, metadata: TableMetadata): Promise<LoadedTable> {
+    const next = Number(base.versionToken) + 1;
+    const location = this.versionUri(base.id, next);
+    if (!(await this.store.putIfAbsent(location, serializeTableMetadata(metadata)))) {
+      throw new FloeError(
+        ErrorKind.CommitConflict,
+        `table ${tableIdToString(base.id)} changed since version ${base.versionToken}`,
+        { context: { table: tableIdToString(base.id) } },
+      );
+    }
+    await this.writeHint(base.id, next);
+    return { id: base.id, metadata, metadataLocation: location, versionToken: String(next) };
+  }
+
+  private async writeHint(id: TableIdentifier, n: number): Promise<void> {
+    // Best effort and monotonic enough: readers probe past the hint anyway.
+    await this.store.put(`${this.metadataDir(id)}/${HINT}`, String(n));
+  }
+}

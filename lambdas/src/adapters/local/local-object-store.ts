@@ -1,0 +1,146 @@
+/**
+ * ObjectStore on the local filesystem. URIs are `file:///abs/path`; a root map lets other URI
+ * prefixes (e.g. `http://127.0.0.1:8080/wh`) be backed by a local folder, so a table whose
+ * location is an HTTP URL can be written here and served to HTTP-only readers.
+ */
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ErrorKind, FloeError } from '../../errors.ts';
+import type { ObjectStore } from '../../ports/object-store.ts';
+
+export interface LocalRoot {
+  /** URI prefix, e.g. `http://127.0.0.1:8080/warehouse`. */
+  readonly prefix: string;
+  /** Folder that holds the objects under that prefix. */
+  readonly dir: string;
+}
+
+/** `file:///abs/dir` for a local folder (no trailing slash). */
+export function fileUri(path: string): string {
+  return pathToFileURL(path).href.replace(/\/$/, '');
+}
+
+export class LocalObjectStore implements ObjectStore {
+  private readonly roots: readonly LocalRoot[];
+
+  constructor(roots: readonly LocalRoot[] = []) {
+    this.roots = roots.map((r) => ({ prefix: r.prefix.replace(/\/$/, ''), dir: r.dir }));
+  }
+
+  /** Local path of a URI (or throws for URIs this store does not serve). */
+  pathOf(uri: string): string {
+    for (const r of this.roots) {
+      if (uri === r.prefix || uri.startsWith(`${r.prefix}/`)) {
+        const rest = decodeURIComponent(uri.slice(r.prefix.length + 1));
+        if (rest.split('/').includes('..')) {
+          throw new FloeError(ErrorKind.DataInvalid, `refusing path with '..' in ${uri}`);
+        }
+        return join(r.dir, rest);
+      }
+    }
+    if (uri.startsWith('file:')) return fileURLToPath(uri);
+    if (uri.startsWith('/')) return uri;
+    throw new FloeError(ErrorKind.FeatureUnsupported, `local object store cannot serve ${uri}`);
+  }
+
+  private uriOf(path: string, like: string): string {
+    for (const r of this.roots) {
+      if (like === r.prefix || like.startsWith(`${r.prefix}/`)) {
+        const rel = path.slice(r.dir.length).split('/').filter(Boolean).map(encodeURIComponent).join('/');
+        return `${r.prefix}/${rel}`;
+      }
+    }
+    return like.startsWith('file:') ? pathToFileURL(path).href : path;
+  }
+
+  async get(uri: string): Promise<Uint8Array> {
+    try {
+      return new Uint8Array(await fs.readFile(this.pathOf(uri)));
+    } catch (e) {
+      throw notFoundOr(e, uri);
+    }
+  }
+
+  async put(uri: string, bytes: Uint8Array | string): Promise<void> {
+    const path = this.pathOf(uri);
+    await fs.mkdir(dirname(path), { recursive: true });
+    const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+    await fs.writeFile(tmp, bytes);
+    await fs.rename(tmp, path); // atomic on POSIX: readers see old or new, never half
+  }
+
+  async putIfAbsent(uri: string, bytes: Uint8Array | string): Promise<boolean> {
+    const path = this.pathOf(uri);
+    await fs.mkdir(dirname(path), { recursive: true });
+    const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+    await fs.writeFile(tmp, bytes);
+    try {
+      await fs.link(tmp, path); // link(2) fails with EEXIST: an atomic create-if-absent
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw e;
+    } finally {
+      await fs.rm(tmp, { force: true });
+    }
+  }
+
+  async exists(uri: string): Promise<boolean> {
+    try {
+      await fs.access(this.pathOf(uri));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async delete(uri: string): Promise<void> {
+    await fs.rm(this.pathOf(uri), { force: true });
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const base = this.pathOf(prefix);
+    const out: string[] = [];
+    const walk = async (dir: string) => {
+      let entries: import('node:fs').Dirent[];
+      try {
+        entries = await fs.readdir(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries) {
+        const p = join(dir, e.name);
+        if (e.isDirectory()) await walk(p);
+        else if (!e.name.endsWith('.tmp')) out.push(this.uriOf(p, prefix));
+      }
+    };
+    await walk(base);
+    return out.sort();
+  }
+
+  async listChildren(prefix: string): Promise<string[]> {
+    try {
+      const names = await fs.readdir(this.pathOf(prefix));
+      return names.filter((n) => !n.endsWith('.tmp')).sort();
+    } catch {
+      return [];
+    }
+  }
+
+  async size(uri: string): Promise<number> {
+    try {
+      return (await fs.stat(this.pathOf(uri))).size;
+    } catch (e) {
+      throw notFoundOr(e, uri);
+    }
+  }
+}
+
+function notFoundOr(e: unknown, uri: string): unknown {
+  if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
+    return new FloeError(ErrorKind.NotFound, `no object at ${uri}`, { cause: e });
+  }
+  return e;
+}

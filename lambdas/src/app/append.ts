@@ -1,0 +1,181 @@
+/**
+ * Append commit for one table (spec: "Snapshots", "Manifest Lists"; Java `MergeAppend`).
+ *
+ * Stage once, commit per attempt: data files are written by the caller's `prepare`, the manifest
+ * for them is written once per prepared set (its ADDED entries inherit sequence numbers), and only
+ * the manifest list and metadata.json are rebuilt when the catalog reports a conflict.
+ */
+import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
+import type { DataFile, ManifestFile } from '../iceberg/manifest/types.ts';
+import { applyUpdates } from '../iceberg/metadata/index.ts';
+import type { TableUpdate } from '../iceberg/metadata/index.ts';
+import { summarize } from '../iceberg/snapshot-summary.ts';
+import type { Snapshot } from '../iceberg/snapshot.ts';
+import { currentSnapshot } from '../iceberg/table-metadata.ts';
+import type { TableMetadata } from '../iceberg/table-metadata.ts';
+import type { Catalog, LoadedTable, TableIdentifier } from '../ports/catalog.ts';
+import { tableIdToString } from '../ports/catalog.ts';
+import type { Clock, Ids } from '../ports/clock.ts';
+import type { ObjectStore } from '../ports/object-store.ts';
+import { type ManifestIo, mergeManifests, readManifestList, writeDataManifest, writeManifestList } from './manifest-io.ts';
+
+export interface CommitDeps {
+  readonly catalog: Catalog;
+  readonly store: ObjectStore;
+  readonly clock: Clock;
+  readonly ids: Ids;
+  /** Waits between attempts; injectable so tests run instantly. */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/** What the caller staged against one loaded base. */
+export interface PreparedAppend {
+  /** Schema / spec evolution applied before the snapshot (metadata-only changes). */
+  readonly updates: readonly TableUpdate[];
+  /** Data files written with the evolved schema's field ids and the spec below. */
+  readonly dataFiles: readonly DataFile[];
+  readonly specId: number;
+}
+
+export interface AppendRequest {
+  readonly table: TableIdentifier;
+  /**
+   * Called with the freshly loaded table on every attempt. Return the same object (or one with the
+   * same files) when the base's schema and spec did not change, so nothing is written twice.
+   */
+  prepare(base: LoadedTable): Promise<PreparedAppend>;
+  /** Extra snapshot summary properties (e.g. a load id or a commit watermark reference). */
+  readonly summary?: Readonly<Record<string, string>>;
+  readonly maxAttempts?: number;
+}
+
+export interface AppendResult {
+  readonly table: LoadedTable;
+  /** Undefined when there was nothing to commit. */
+  readonly snapshot?: Snapshot;
+  readonly attempts: number;
+}
+
+const DEFAULT_ATTEMPTS = 8;
+
+export async function commitAppend(deps: CommitDeps, req: AppendRequest): Promise<AppendResult> {
+  const maxAttempts = req.maxAttempts ?? DEFAULT_ATTEMPTS;
+  const io: ManifestIo = { store: deps.store, ids: deps.ids };
+  let stagedFor: PreparedAppend | undefined;
+  let stagedManifest: ManifestFile | undefined;
+  // One snapshot id for every attempt (as Java's SnapshotProducer): retries replace, never add.
+  const snapshotId = deps.ids.snapshotId();
+  for (let attempt = 1; ; attempt++) {
+    const base = await deps.catalog.loadTable(req.table);
+    const prepared = await req.prepare(base);
+    if (prepared.dataFiles.length === 0 && prepared.updates.length === 0) {
+      return { table: base, attempts: attempt };
+    }
+    const evolved = applyUpdates(base.metadata, [...prepared.updates], { nowMs: deps.clock.nowMs() });
+    if (stagedFor !== prepared) {
+      stagedFor = prepared;
+      stagedManifest =
+        prepared.dataFiles.length === 0
+          ? undefined
+          : await writeDataManifest(io, evolved, prepared.specId, prepared.dataFiles, snapshotId);
+    }
+    const attemptFiles: string[] = [];
+    try {
+      const snapshot =
+        stagedManifest === undefined
+          ? undefined
+          : await buildSnapshot(io, evolved, stagedManifest, prepared, snapshotId, deps.clock.nowMs(), attempt, req, attemptFiles);
+      const updates: TableUpdate[] = [...prepared.updates];
+      if (snapshot) {
+        updates.push({ action: 'add-snapshot', snapshot });
+        updates.push({ action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': snapshot['snapshot-id'] });
+      }
+      const next = applyUpdates(base.metadata, updates, {
+        nowMs: deps.clock.nowMs(),
+        metadataLocation: base.metadataLocation,
+      });
+      const committed = await deps.catalog.commitTable(base, next);
+      return { table: committed, attempts: attempt, ...(snapshot ? { snapshot } : {}) };
+    } catch (e) {
+      await Promise.all(attemptFiles.map((f) => deps.store.delete(f).catch(() => undefined)));
+      if (!isFloeError(e, ErrorKind.CommitConflict) || attempt >= maxAttempts) {
+        if (isFloeError(e, ErrorKind.CommitConflict)) {
+          throw new FloeError(
+            ErrorKind.CommitConflict,
+            `gave up committing to ${tableIdToString(req.table)} after ${attempt} attempts: ${e.message}`,
+            { cause: e, retryable: true, context: { table: tableIdToString(req.table) } },
+          );
+        }
+        throw e;
+      }
+      await (deps.sleep ?? defaultSleep)(backoffMs(attempt));
+    }
+  }
+}
+
+async function buildSnapshot(
+  io: ManifestIo,
+  meta: TableMetadata,
+  newManifest: ManifestFile,
+  prepared: PreparedAppend,
+  snapshotId: bigint,
+  nowMs: number,
+  attempt: number,
+  req: AppendRequest,
+  attemptFiles: string[],
+): Promise<Snapshot> {
+  const parent = currentSnapshot(meta);
+  const sequenceNumber = meta['last-sequence-number'] + 1n;
+  const existing = parent ? await readManifestList(io, meta, parent) : [];
+  const merged = await mergeManifests(io, meta, existing, snapshotId, sequenceNumber);
+  attemptFiles.push(...merged.written);
+  // The new manifest was written before the sequence number was known: stamp it now.
+  const stamped: ManifestFile = {
+    ...newManifest,
+    sequence_number: sequenceNumber,
+    min_sequence_number: sequenceNumber,
+    added_snapshot_id: snapshotId,
+  };
+  const manifests = [stamped, ...merged.manifests];
+  const v3 = meta['format-version'] >= 3;
+  const firstRowId = v3 ? (meta['next-row-id'] ?? 0n) : undefined;
+  const list = await writeManifestList(io, meta, {
+    snapshotId,
+    ...(parent ? { parentSnapshotId: parent['snapshot-id'] } : {}),
+    sequenceNumber,
+    ...(firstRowId !== undefined ? { firstRowId } : {}),
+    manifests,
+    attempt,
+  });
+  attemptFiles.push(list.location);
+  const summary = summarize(
+    'append',
+    { added: [...prepared.dataFiles], removed: [] },
+    parent?.summary,
+    {
+      ...(req.summary ?? {}),
+      'manifests-created': String(1 + merged.created),
+      'manifests-kept': String(merged.kept),
+      'manifests-replaced': String(merged.replaced),
+    },
+  );
+  const addedRows = prepared.dataFiles.reduce((n, f) => n + f.record_count, 0n);
+  return {
+    'snapshot-id': snapshotId,
+    ...(parent ? { 'parent-snapshot-id': parent['snapshot-id'] } : {}),
+    'sequence-number': sequenceNumber,
+    'timestamp-ms': BigInt(nowMs),
+    'manifest-list': list.location,
+    summary: summary as Snapshot['summary'],
+    'schema-id': meta['current-schema-id'],
+    ...(firstRowId !== undefined ? { 'first-row-id': firstRowId, 'added-rows': list.addedRows ?? addedRows } : {}),
+  };
+}
+
+function backoffMs(attempt: number): number {
+  return Math.min(2000, 25 * 2 ** (attempt - 1));
+}
+
+function defaultSleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,23 @@
+/** Rejected input: every record Floe cannot land is kept with a reason, never dropped silently. */
+export const DeadLetterReason = {
+  MalformedJson: 'malformed-json',
+  NotAnObject: 'not-an-object',
+  NoRoute: 'no-route',
+  IllegalTableName: 'illegal-table-name',
+  TypeConflict: 'type-conflict',
+  InvalidValue: 'invalid-value',
+} as const;
+export type DeadLetterReason = (typeof DeadLetterReason)[keyof typeof DeadLetterReason];
+
+export interface DeadLetter {
+  /** Input name (file path, or shard id). */
+  readonly source: string;
+  /** 1-based line number within the source (or record ordinal). */
+  readonly line: number;
+  readonly reason: DeadLetterReason;
+  /** Human-readable: names the table, field and value. */
+  readonly detail: string;
+  readonly table?: string;
+  /** The original input text, byte for byte. */
+  readonly raw: string;
+}

@@ -1,0 +1,368 @@
+/**
+ * Batch load (`floe load`): NDJSON lines → route → infer → evolve → Parquet → one append commit
+ * per table. The same routing, inference, conversion, staging and commit code the streaming
+ * pipeline uses, run once over whole files. Bad lines become dead letters; good lines still land.
+ */
+import { type FloeConfig, partitionFieldsFor } from '../config.ts';
+import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
+import type { DataFile } from '../iceberg/manifest/types.ts';
+import { DataFileContent } from '../iceberg/manifest/types.ts';
+import { LAST_ADDED, type TableUpdate, newTableMetadata } from '../iceberg/metadata/index.ts';
+import type { PartitionSpec } from '../iceberg/partition-spec.ts';
+import { evolveSpec, partitionKey, partitionPath, partitionTuple } from '../iceberg/partitioning.ts';
+import { type Schema, schemaStruct } from '../iceberg/schema.ts';
+import { assignFreshIds, unionByName } from '../iceberg/schema-evolution.ts';
+import { currentSchema } from '../iceberg/table-metadata.ts';
+import type { TableMetadata } from '../iceberg/table-metadata.ts';
+import type { StructType } from '../iceberg/types.ts';
+import type { IcebergValue, Row } from '../iceberg/values.ts';
+import { writeDataFile } from '../parquet/index.ts';
+import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
+import { type JsonValue, parseJsonRecord } from '../records/json-line.ts';
+import { routeRecord } from '../routing/index.ts';
+import { compileRowConverter, describeConvertFailure } from '../schema/convert.ts';
+import { StructInferrer } from '../schema/infer.ts';
+import { type CommitDeps, type PreparedAppend, commitAppend } from './append.ts';
+import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
+
+export interface LoadSource {
+  /** Shown in progress output and dead letters (a file path). */
+  readonly name: string;
+  readonly lines: Iterable<string> | AsyncIterable<string>;
+}
+
+export type LoadProgress =
+  | { readonly kind: 'read'; readonly source: string; readonly lines: number }
+  | { readonly kind: 'table-start'; readonly table: string; readonly records: number }
+  | { readonly kind: 'table-done'; readonly table: string; readonly result: TableLoadResult };
+
+export interface LoadDeps extends CommitDeps {
+  readonly config: FloeConfig;
+  readonly onProgress?: (p: LoadProgress) => void;
+  /** Called for every rejected line, in input order within each table. */
+  readonly onDeadLetter: (d: DeadLetter) => void | Promise<void>;
+  /** Extra snapshot summary keys (e.g. `floe.load-id`). */
+  readonly summary?: Readonly<Record<string, string>>;
+  /** Rows per Parquet file within one partition (default 1,000,000). */
+  readonly maxRowsPerFile?: number;
+}
+
+export interface TableLoadResult {
+  readonly table: string;
+  readonly created: boolean;
+  readonly rows: number;
+  readonly files: number;
+  readonly bytes: number;
+  readonly deadLetters: number;
+  readonly schemaChanges: readonly string[];
+  readonly specChanged: boolean;
+  readonly snapshotId?: bigint;
+  readonly attempts: number;
+}
+
+export interface LoadReport {
+  readonly lines: number;
+  readonly rows: number;
+  readonly deadLetters: Readonly<Record<string, number>>;
+  readonly tables: readonly TableLoadResult[];
+}
+
+interface PendingRecord {
+  readonly source: string;
+  readonly line: number;
+  readonly raw: string;
+  readonly value: Record<string, JsonValue>;
+}
+
+export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]): Promise<LoadReport> {
+  const byTable = new Map<string, PendingRecord[]>();
+  const dead: Record<string, number> = {};
+  const reject = async (d: DeadLetter) => {
+    dead[d.reason] = (dead[d.reason] ?? 0) + 1;
+    await deps.onDeadLetter(d);
+  };
+  let lines = 0;
+  for (const src of sources) {
+    let n = 0;
+    for await (const raw of src.lines) {
+      n++;
+      lines++;
+      if (n % 50_000 === 0) deps.onProgress?.({ kind: 'read', source: src.name, lines: n });
+      if (raw.trim() === '') continue;
+      let value: JsonValue;
+      try {
+        value = parseJsonRecord(raw);
+      } catch (e) {
+        await reject({ source: src.name, line: n, reason: DeadLetterReason.MalformedJson, detail: errText(e), raw });
+        continue;
+      }
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        await reject({
+          source: src.name,
+          line: n,
+          reason: DeadLetterReason.NotAnObject,
+          detail: `expected a JSON object, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`,
+          raw,
+        });
+        continue;
+      }
+      const obj = value as Record<string, JsonValue>;
+      const route = routeRecord(obj, deps.config.routing);
+      if (!route.ok) {
+        await reject({
+          source: src.name,
+          line: n,
+          reason: route.reason === 'illegal-name' ? DeadLetterReason.IllegalTableName : DeadLetterReason.NoRoute,
+          detail: route.detail,
+          raw,
+        });
+        continue;
+      }
+      let bucket = byTable.get(route.table);
+      if (!bucket) byTable.set(route.table, (bucket = []));
+      bucket.push({ source: src.name, line: n, raw, value: obj });
+    }
+    deps.onProgress?.({ kind: 'read', source: src.name, lines: n });
+  }
+
+  const tables: TableLoadResult[] = [];
+  for (const [table, records] of [...byTable].sort(([a], [b]) => a.localeCompare(b))) {
+    deps.onProgress?.({ kind: 'table-start', table, records: records.length });
+    const result = await loadTable(deps, { namespace: deps.config.namespace, name: table }, records, reject);
+    tables.push(result);
+    deps.onProgress?.({ kind: 'table-done', table, result });
+  }
+  return { lines, rows: tables.reduce((n, t) => n + t.rows, 0), deadLetters: dead, tables };
+}
+
+async function loadTable(
+  deps: LoadDeps,
+  id: TableIdentifier,
+  records: PendingRecord[],
+  reject: (d: DeadLetter) => Promise<void>,
+): Promise<TableLoadResult> {
+  const cfg = deps.config;
+  const name = id.name;
+  const hints = { ...(cfg.inference.hints['*'] ?? {}), ...(cfg.inference.hints[name] ?? {}) };
+  const inferrer = new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
+  let accepted: PendingRecord[] = [];
+  let deadLetters = 0;
+  for (const r of records) {
+    const conflict = inferrer.add(r.value);
+    if (conflict) {
+      deadLetters++;
+      await reject(deadLetterOf(r, DeadLetterReason.TypeConflict, `table '${name}': ${conflict.message}`, name));
+    } else accepted.push(r);
+  }
+  let batchType = inferrer.result();
+  const candidates = cfg.partitioning.tables[name] ?? cfg.partitioning.candidates;
+
+  let created = false;
+  if (!(await deps.catalog.tableExists(id))) {
+    created = await createTable(deps, id, batchType, candidates);
+  }
+
+  // Records whose types cannot join the table's existing columns are dead-lettered up front, so
+  // every commit attempt sees the same accepted set.
+  {
+    const base = await deps.catalog.loadTable(id);
+    const current = currentSchema(base.metadata);
+    try {
+      unionByName(current, batchType, base.metadata['last-column-id'], base.metadata['format-version']);
+    } catch (e) {
+      if (!isFloeError(e, ErrorKind.SchemaIncompatible)) throw e;
+      const kept: PendingRecord[] = [];
+      const fresh = new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
+      for (const r of accepted) {
+        const one = new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
+        one.add(r.value);
+        try {
+          unionByName(current, one.result(), base.metadata['last-column-id'], base.metadata['format-version']);
+          fresh.add(r.value);
+          kept.push(r);
+        } catch (e2) {
+          if (!isFloeError(e2, ErrorKind.SchemaIncompatible)) throw e2;
+          deadLetters++;
+          await reject(deadLetterOf(r, DeadLetterReason.TypeConflict, `table '${name}': ${e2.message}`, name));
+        }
+      }
+      accepted = kept;
+      batchType = fresh.result();
+    }
+  }
+
+  let last: { key: string; prepared: PreparedAppend; rejected: DeadLetter[]; changes: string[]; specChanged: boolean } | undefined;
+  const staged: string[] = [];
+  const result = await commitAppend(deps, {
+    table: id,
+    summary: deps.summary,
+    prepare: async (base: LoadedTable) => {
+      const m = base.metadata;
+      const key = `${m['current-schema-id']}/${m['last-column-id']}/${m['default-spec-id']}/${m['last-partition-id']}`;
+      if (last?.key === key) return last.prepared;
+      // The base's schema or spec moved under us: files staged for the old one are orphans.
+      await Promise.all(staged.splice(0).map((f) => deps.store.delete(f).catch(() => undefined)));
+      const built = await stage(deps, base, batchType, candidates, accepted, staged);
+      last = { key, ...built };
+      return built.prepared;
+    },
+  });
+  for (const d of last?.rejected ?? []) {
+    deadLetters++;
+    await reject(d);
+  }
+  const files = last?.prepared.dataFiles ?? [];
+  return {
+    table: name,
+    created,
+    rows: Number(files.reduce((n, f) => n + f.record_count, 0n)),
+    files: files.length,
+    bytes: Number(files.reduce((n, f) => n + f.file_size_in_bytes, 0n)),
+    deadLetters,
+    schemaChanges: last?.changes ?? [],
+    specChanged: last?.specChanged ?? false,
+    ...(result.snapshot ? { snapshotId: result.snapshot['snapshot-id'] } : {}),
+    attempts: result.attempts,
+  };
+}
+
+/** Creates the table with the batch's schema and partition spec; false if someone else won. */
+async function createTable(
+  deps: LoadDeps,
+  id: TableIdentifier,
+  batchType: StructType,
+  candidates: readonly string[],
+): Promise<boolean> {
+  let next = 0;
+  const fields = assignFreshIds(batchType, () => ++next).fields;
+  const schema: Schema = { schemaId: 0, fields };
+  const desired = partitionFieldsFor(schemaStruct(schema), candidates);
+  const spec: PartitionSpec = {
+    'spec-id': 0,
+    fields: desired.map((d, i) => ({
+      'source-id': d.sourceId,
+      'field-id': 1000 + i,
+      name: d.name,
+      transform: d.transform,
+    })),
+  };
+  const metadata = newTableMetadata({
+    location: deps.catalog.defaultLocation(id),
+    schema,
+    spec,
+    properties: deps.config.tableProperties,
+    formatVersion: deps.config.formatVersion,
+    tableUuid: deps.ids.uuid(),
+    nowMs: deps.clock.nowMs(),
+  });
+  await deps.catalog.createNamespace(id.namespace);
+  try {
+    await deps.catalog.createTable(id, metadata);
+    return true;
+  } catch (e) {
+    if (isFloeError(e, ErrorKind.AlreadyExists)) return false;
+    throw e;
+  }
+}
+
+/** Evolves schema and spec against `base`, converts rows, and writes one Parquet file per partition. */
+async function stage(
+  deps: LoadDeps,
+  base: LoadedTable,
+  batchType: StructType,
+  candidates: readonly string[],
+  records: readonly PendingRecord[],
+  staged: string[],
+): Promise<{ prepared: PreparedAppend; rejected: DeadLetter[]; changes: string[]; specChanged: boolean }> {
+  const m = base.metadata;
+  const name = base.id.name;
+  const updates: TableUpdate[] = [];
+  const current = currentSchema(m);
+  const maxSchemaId = Math.max(...m.schemas.map((s) => s.schemaId));
+  const evolved = unionByName(current, batchType, m['last-column-id'], m['format-version'], { tableName: name, maxSchemaId });
+  const schema = evolved.schema ?? current;
+  if (evolved.schema) {
+    updates.push({ action: 'add-schema', schema: evolved.schema, 'last-column-id': evolved.lastColumnId });
+    updates.push({ action: 'set-current-schema', 'schema-id': LAST_ADDED });
+  }
+  const desired = partitionFieldsFor(schemaStruct(schema), candidates);
+  const spec = evolveSpec(m['partition-specs'], m['default-spec-id'], m['last-partition-id'], desired, schema);
+  if (spec.changed) {
+    if (m['partition-specs'].some((s) => s['spec-id'] === spec.spec['spec-id'])) {
+      updates.push({ action: 'set-default-spec', 'spec-id': spec.spec['spec-id'] });
+    } else {
+      updates.push({ action: 'add-spec', spec: spec.spec });
+      updates.push({ action: 'set-default-spec', 'spec-id': LAST_ADDED });
+    }
+  }
+
+  const convert = compileRowConverter(schema);
+  const rejected: DeadLetter[] = [];
+  const groups = new Map<string, { tuple: IcebergValue[]; rows: Row[] }>();
+  for (const r of records) {
+    const c = convert(r.value);
+    if (!c.ok) {
+      rejected.push(deadLetterOf(r, DeadLetterReason.InvalidValue, describeConvertFailure(name, c), name));
+      continue;
+    }
+    const tuple = partitionTuple(spec.spec, schema, c.row);
+    const key = partitionKey(tuple);
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { tuple, rows: [] }));
+    g.rows.push(c.row);
+  }
+
+  const maxRows = deps.maxRowsPerFile ?? 1_000_000;
+  const dataFiles: DataFile[] = [];
+  const compression = codecOf(m);
+  for (const g of groups.values()) {
+    for (let i = 0; i < g.rows.length; i += maxRows) {
+      const rows = g.rows.slice(i, i + maxRows);
+      const file = writeDataFile(schema, rows, { compression });
+      const dir = partitionPath(spec.spec, schema, g.tuple);
+      const uri = `${dataLocation(m)}/${dir ? `${dir}/` : ''}${String(dataFiles.length).padStart(5, '0')}-${deps.ids.uuid()}.parquet`;
+      await deps.store.put(uri, file.bytes);
+      staged.push(uri);
+      dataFiles.push({
+        content: DataFileContent.DATA,
+        file_path: uri,
+        file_format: 'PARQUET',
+        partition: g.tuple,
+        record_count: BigInt(file.recordCount),
+        file_size_in_bytes: BigInt(file.bytes.length),
+        column_sizes: file.metrics.columnSizes,
+        value_counts: file.metrics.valueCounts,
+        null_value_counts: file.metrics.nullValueCounts,
+        nan_value_counts: file.metrics.nanValueCounts,
+        lower_bounds: file.metrics.lowerBounds,
+        upper_bounds: file.metrics.upperBounds,
+        split_offsets: file.metrics.splitOffsets,
+        sort_order_id: 0,
+      });
+    }
+  }
+  return {
+    prepared: { updates, dataFiles, specId: spec.spec['spec-id'] },
+    rejected,
+    changes: evolved.changes,
+    specChanged: spec.changed,
+  };
+}
+
+function dataLocation(m: TableMetadata): string {
+  return m.properties['write.data.path'] ?? `${m.location}/data`;
+}
+
+function codecOf(m: TableMetadata): 'zstd' | 'snappy' | 'gzip' | 'uncompressed' {
+  const c = (m.properties['write.parquet.compression-codec'] ?? 'zstd').toLowerCase();
+  if (c === 'zstd' || c === 'snappy' || c === 'gzip' || c === 'uncompressed') return c;
+  throw new FloeError(ErrorKind.ConfigInvalid, `table ${m.location}: unsupported write.parquet.compression-codec '${c}'`);
+}
+
+function deadLetterOf(r: PendingRecord, reason: DeadLetter['reason'], detail: string, table: string): DeadLetter {
+  return { source: r.source, line: r.line, reason, detail, table, raw: r.raw };
+}
+
+function errText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,433 @@
+/**
+ * Floe's typed configuration (DESIGN §6), parsed once at start from `floe.config.json`, CDK
+ * context or the environment (the caller reads it; this module only validates). Every error is a
+ * `FloeError(ConfigInvalid)` naming the offending key and value; unknown keys are errors too, so
+ * a typo never silently falls back to a default.
+ *
+ * This stage covers namespace, routing, inference, partitioning, table properties, format
+ * version and target file size; later sections (stream format, keep/drop, consolidation,
+ * type-conflict policy, commit and maintenance settings) extend {@link FloeConfig}.
+ */
+import { ErrorKind, FloeError } from './errors.ts';
+import type { Schema } from './iceberg/schema.ts';
+import {
+  canTransform,
+  defaultPartitionFieldName,
+  parseTransform,
+  transformToString,
+} from './iceberg/transform.ts';
+import { isPrimitive, parsePrimitive, type StructType } from './iceberg/types.ts';
+import { DEFAULT_ROUTING, parseTemplate, type RoutingConfig } from './routing/route.ts';
+import { isLegalTableName } from './routing/table-name.ts';
+import { isLegalColumnName } from './schema/column-name.ts';
+
+/** JSON inference settings. */
+export interface InferenceConfig {
+  /** Type hints per table (or `*` for all tables): dotted column path → Iceberg type string. */
+  readonly hints: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** Recognise ISO-8601 instants and dates in strings. Default true. */
+  readonly detectTimestamps: boolean;
+}
+
+/** Partitioning settings. */
+export interface PartitioningConfig {
+  /** Each `field` or `transform(field)`: `event_date`, `day(event_time)`, `bucket[16](customer_id)`. */
+  readonly candidates: readonly string[];
+  /** Per-table candidate lists replacing the global one. */
+  readonly tables: Readonly<Record<string, readonly string[]>>;
+}
+
+/** The whole configuration, defaults applied. */
+export interface FloeConfig {
+  /** Glue database / S3 Tables namespace. Default `default`. */
+  readonly namespace: string;
+  readonly routing: RoutingConfig;
+  readonly inference: InferenceConfig;
+  readonly partitioning: PartitioningConfig;
+  /** Properties of new tables: Floe's defaults (DESIGN §5) overlaid with the configured ones. */
+  readonly tableProperties: Readonly<Record<string, string>>;
+  /** Iceberg format version of new tables. Default 2 (Athena reads v2 only). */
+  readonly formatVersion: 2 | 3;
+  /** Target data file size. Default 128 MiB. */
+  readonly targetFileSizeBytes: number;
+}
+
+/** The sample's partition candidates. */
+export const DEFAULT_PARTITION_CANDIDATES: readonly string[] = Object.freeze([
+  'event_date',
+  'region',
+  'date',
+]);
+/** 128 MiB, Iceberg's default `write.target-file-size-bytes`. */
+export const DEFAULT_TARGET_FILE_SIZE_BYTES = 128 * 1024 * 1024;
+
+/** Table properties Floe sets on new tables unless configured otherwise (DESIGN §5). */
+export const DEFAULT_TABLE_PROPERTIES: Readonly<Record<string, string>> = Object.freeze({
+  'write.format.default': 'parquet',
+  'write.parquet.compression-codec': 'zstd',
+  'write.metadata.delete-after-commit.enabled': 'true',
+  'write.metadata.previous-versions-max': '100',
+});
+
+const TOP_KEYS = [
+  'namespace',
+  'routing',
+  'inference',
+  'partitioning',
+  'tableProperties',
+  'formatVersion',
+  'targetFileSizeBytes',
+] as const;
+const ROUTING_KEYS = [
+  'tableField',
+  'routingField',
+  'suffix',
+  'template',
+  'defaultTable',
+  'allowList',
+] as const;
+const INFERENCE_KEYS = ['hints', 'detectTimestamps'] as const;
+const PARTITIONING_KEYS = ['candidates', 'tables'] as const;
+
+function invalid(key: string, problem: string, value: unknown): never {
+  let shown: string;
+  try {
+    shown = JSON.stringify(value) ?? String(value);
+  } catch {
+    shown = String(value);
+  }
+  if (shown.length > 120) shown = `${shown.slice(0, 117)}...`;
+  throw new FloeError(ErrorKind.ConfigInvalid, `config key '${key}': ${problem}, got ${shown}`, {
+    context: { key, value },
+  });
+}
+
+type Obj = Record<string, unknown>;
+
+function objectAt(key: string, v: unknown, allowed?: readonly string[]): Obj {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) invalid(key, 'expected an object', v);
+  if (allowed !== undefined) {
+    for (const k of Object.keys(v)) {
+      if (!allowed.includes(k)) {
+        invalid(
+          `${key === '' ? '' : `${key}.`}${k}`,
+          `unknown key (expected one of ${allowed.join(', ')})`,
+          (v as Obj)[k],
+        );
+      }
+    }
+  }
+  return v as Obj;
+}
+
+function stringAt(key: string, v: unknown): string {
+  if (typeof v !== 'string' || v.length === 0) invalid(key, 'expected a non-empty string', v);
+  return v;
+}
+
+function stringListAt(key: string, v: unknown): string[] {
+  if (!Array.isArray(v)) invalid(key, 'expected an array of strings', v);
+  return v.map((x, i) => stringAt(`${key}[${i}]`, x));
+}
+
+function tableNameAt(key: string, v: unknown): string {
+  const s = stringAt(key, v);
+  if (!isLegalTableName(s))
+    invalid(key, 'expected a table name of [a-z0-9_], starting and ending with a letter or digit', v);
+  return s;
+}
+
+function dottedPathAt(key: string, v: unknown): string {
+  const s = stringAt(key, v);
+  if (s.split('.').some((p) => p === '')) invalid(key, 'expected a dotted field path like a.b', v);
+  return s;
+}
+
+/**
+ * Validates `json` (e.g. the parsed `floe.config.json`; `undefined` means all defaults) and
+ * applies defaults. Throws `FloeError(ConfigInvalid)` naming the key and value at fault.
+ */
+export function parseConfig(json: unknown): FloeConfig {
+  const root = objectAt('', json ?? {}, TOP_KEYS);
+
+  let namespace = 'default';
+  if (root.namespace !== undefined) {
+    namespace = stringAt('namespace', root.namespace);
+    if (!isLegalTableName(namespace, 252)) {
+      invalid(
+        'namespace',
+        'expected [a-z0-9_] (1-252 chars), starting and ending with a letter or digit',
+        root.namespace,
+      );
+    }
+    if (namespace.startsWith('aws'))
+      invalid('namespace', "must not start with 'aws' (reserved by S3 Tables)", root.namespace);
+  }
+
+  let formatVersion: 2 | 3 = 2;
+  if (root.formatVersion !== undefined) {
+    if (root.formatVersion !== 2 && root.formatVersion !== 3)
+      invalid('formatVersion', 'expected 2 or 3', root.formatVersion);
+    formatVersion = root.formatVersion;
+  }
+
+  let targetFileSizeBytes = DEFAULT_TARGET_FILE_SIZE_BYTES;
+  if (root.targetFileSizeBytes !== undefined) {
+    const v = root.targetFileSizeBytes;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) {
+      invalid('targetFileSizeBytes', 'expected a positive integer', v);
+    }
+    targetFileSizeBytes = v;
+  }
+
+  return {
+    namespace,
+    routing: parseRouting(root.routing),
+    inference: parseInference(root.inference),
+    partitioning: parsePartitioning(root.partitioning),
+    tableProperties: parseTableProperties(
+      root.tableProperties,
+      targetFileSizeBytes,
+      root.targetFileSizeBytes !== undefined,
+    ),
+    formatVersion,
+    targetFileSizeBytes,
+  };
+}
+
+function parseRouting(v: unknown): RoutingConfig {
+  if (v === undefined) return DEFAULT_ROUTING;
+  const o = objectAt('routing', v, ROUTING_KEYS);
+  const suffix = o.suffix === undefined ? DEFAULT_ROUTING.suffix : (o.suffix as string);
+  if (typeof suffix !== 'string' || !/^([a-z0-9_]*[a-z0-9])?$/.test(suffix) || suffix.length > 64) {
+    invalid(
+      'routing.suffix',
+      'expected [a-z0-9_] ending with a letter or digit (or empty), at most 64 chars',
+      o.suffix,
+    );
+  }
+  let template: string | undefined;
+  if (o.template !== undefined) {
+    template = stringAt('routing.template', o.template);
+    try {
+      parseTemplate(template);
+    } catch (e) {
+      invalid('routing.template', (e as Error).message, o.template);
+    }
+  }
+  let defaultTable: string | null = DEFAULT_ROUTING.defaultTable;
+  if (o.defaultTable !== undefined) {
+    defaultTable = o.defaultTable === null ? null : tableNameAt('routing.defaultTable', o.defaultTable);
+  }
+  return {
+    ...(o.tableField === undefined ? {} : { tableField: dottedPathAt('routing.tableField', o.tableField) }),
+    routingField:
+      o.routingField === undefined
+        ? DEFAULT_ROUTING.routingField
+        : dottedPathAt('routing.routingField', o.routingField),
+    suffix,
+    ...(template === undefined ? {} : { template }),
+    defaultTable,
+    ...(o.allowList === undefined
+      ? {}
+      : {
+          allowList: stringListAt('routing.allowList', o.allowList).map((t, i) =>
+            tableNameAt(`routing.allowList[${i}]`, t),
+          ),
+        }),
+  };
+}
+
+function parseInference(v: unknown): InferenceConfig {
+  if (v === undefined) return { hints: {}, detectTimestamps: true };
+  const o = objectAt('inference', v, INFERENCE_KEYS);
+  const hints: Record<string, Record<string, string>> = {};
+  if (o.hints !== undefined) {
+    for (const [table, perTable] of Object.entries(objectAt('inference.hints', o.hints))) {
+      const tableKey = `inference.hints.${table}`;
+      if (table !== '*' && !isLegalTableName(table))
+        invalid(tableKey, "expected '*' or a legal table name", table);
+      const out: Record<string, string> = {};
+      for (const [path, type] of Object.entries(objectAt(tableKey, perTable))) {
+        const key = `${tableKey}.${path}`;
+        if (!path.split('.').every(isLegalColumnName)) {
+          invalid(key, 'expected a dotted path of lower-case column names [a-z0-9_]', path);
+        }
+        const s = stringAt(key, type);
+        try {
+          parsePrimitive(s);
+        } catch {
+          invalid(key, 'expected an Iceberg primitive type such as long, timestamptz or decimal(12,2)', type);
+        }
+        out[path] = s;
+      }
+      hints[table] = out;
+    }
+  }
+  let detectTimestamps = true;
+  if (o.detectTimestamps !== undefined) {
+    if (typeof o.detectTimestamps !== 'boolean')
+      invalid('inference.detectTimestamps', 'expected true or false', o.detectTimestamps);
+    detectTimestamps = o.detectTimestamps;
+  }
+  return { hints, detectTimestamps };
+}
+
+function parsePartitioning(v: unknown): PartitioningConfig {
+  if (v === undefined) return { candidates: DEFAULT_PARTITION_CANDIDATES, tables: {} };
+  const o = objectAt('partitioning', v, PARTITIONING_KEYS);
+  const candidatesAt = (key: string, x: unknown): string[] => {
+    const list = stringListAt(key, x);
+    list.forEach((c, i) => {
+      try {
+        parsePartitionCandidate(c);
+      } catch (e) {
+        invalid(`${key}[${i}]`, (e as Error).message, c);
+      }
+    });
+    return list;
+  };
+  const tables: Record<string, string[]> = {};
+  if (o.tables !== undefined) {
+    for (const [table, list] of Object.entries(objectAt('partitioning.tables', o.tables))) {
+      tableNameAt(`partitioning.tables.${table}`, table);
+      tables[table] = candidatesAt(`partitioning.tables.${table}`, list);
+    }
+  }
+  return {
+    candidates:
+      o.candidates === undefined
+        ? DEFAULT_PARTITION_CANDIDATES
+        : candidatesAt('partitioning.candidates', o.candidates),
+    tables,
+  };
+}
+
+function parseTableProperties(
+  v: unknown,
+  targetFileSize: number,
+  targetGiven: boolean,
+): Record<string, string> {
+  const props: Record<string, string> = {
+    ...DEFAULT_TABLE_PROPERTIES,
+    'write.target-file-size-bytes': String(targetFileSize),
+  };
+  if (v === undefined) return props;
+  for (const [k, x] of Object.entries(objectAt('tableProperties', v))) {
+    const key = `tableProperties.${k}`;
+    if (typeof x !== 'string' && typeof x !== 'number' && typeof x !== 'boolean') {
+      invalid(key, 'expected a string, number or boolean', x);
+    }
+    // Iceberg property values are strings; numbers and booleans are written the way Java reads them.
+    const s = String(x);
+    if (k === 'write.target-file-size-bytes' && targetGiven && s !== String(targetFileSize)) {
+      invalid(key, `conflicts with targetFileSizeBytes ${targetFileSize}`, x);
+    }
+    props[k] = s;
+  }
+  return props;
+}
+
+/** Type hints for `table`: the `*` hints overlaid with the table's own. */
+export function hintsFor(config: FloeConfig, table: string): Record<string, string> {
+  return { ...(config.inference.hints['*'] ?? {}), ...(config.inference.hints[table] ?? {}) };
+}
+
+/** Partition candidates for `table`: its override, else the global list. */
+export function partitionCandidatesFor(config: FloeConfig, table: string): readonly string[] {
+  return config.partitioning.tables[table] ?? config.partitioning.candidates;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Partition candidates
+
+/** A parsed candidate: a top-level column and an optional explicit transform. */
+export interface PartitionCandidate {
+  /** Canonical transform string (`bucket[16]`, `day` …); undefined picks one by column type. */
+  readonly transform?: string;
+  readonly column: string;
+}
+
+const CANDIDATE_RE = /^\s*(?:([a-z]+(?:\[\s*\d+\s*\])?)\s*\(\s*([^()\s]*)\s*\)|([^()\s]+))\s*$/i;
+
+/**
+ * Parses `field` or `transform(field)`: `'bucket[16](customer_id)'` →
+ * `{ transform: 'bucket[16]', column: 'customer_id' }`. Throws `FloeError(ConfigInvalid)` on an
+ * unknown or `void` transform or a column that is not a legal top-level column name.
+ */
+export function parsePartitionCandidate(s: string): PartitionCandidate {
+  const m = CANDIDATE_RE.exec(s);
+  const column = m?.[2] ?? m?.[3];
+  if (!m || column === undefined || !isLegalColumnName(column)) {
+    throw new FloeError(
+      ErrorKind.ConfigInvalid,
+      `partition candidate '${s}' must be 'column' or 'transform(column)' with a lower-case top-level column`,
+      { context: { value: s } },
+    );
+  }
+  if (m[1] === undefined) return { column };
+  let t: ReturnType<typeof parseTransform>;
+  try {
+    t = parseTransform(m[1]);
+  } catch (e) {
+    throw new FloeError(ErrorKind.ConfigInvalid, `partition candidate '${s}': ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+  if (t.kind === 'unknown' || t.kind === 'void') {
+    throw new FloeError(
+      ErrorKind.ConfigInvalid,
+      `partition candidate '${s}': transform must be identity, year, month, day, hour, bucket[N] or truncate[W]`,
+      { context: { value: s } },
+    );
+  }
+  return { transform: transformToString(t), column };
+}
+
+/** A partition field wanted for a schema. */
+export interface DesiredPartition {
+  readonly sourceId: number;
+  readonly transform: string;
+  readonly name: string;
+}
+
+const TIMESTAMP_KINDS = new Set(['timestamp', 'timestamptz', 'timestamp_ns', 'timestamptz_ns']);
+const IDENTITY_KINDS = new Set(['date', 'string', 'int', 'long']);
+
+/**
+ * The partition fields `schema` takes from `candidates` (the sample's rule, DESIGN §3): each
+ * candidate whose column exists at the top level becomes a field. Without a transform a `date`,
+ * `string`, `int` or `long` column is partitioned by identity and a timestamp by `day`; other
+ * types are skipped. An explicit transform is kept when it applies to the column's type, else
+ * skipped. Duplicates, and names that would shadow another column (Java refuses those), are
+ * skipped. Field names follow Java's defaults (`event_time_day`, `customer_id_bucket`).
+ */
+export function partitionFieldsFor(
+  schema: StructType | Schema,
+  candidates: readonly (string | PartitionCandidate)[],
+): DesiredPartition[] {
+  const fields = schema.fields;
+  const out: DesiredPartition[] = [];
+  const seen = new Set<string>();
+  for (const c of candidates) {
+    const cand = typeof c === 'string' ? parsePartitionCandidate(c) : c;
+    const f = fields.find((x) => x.name === cand.column);
+    if (f === undefined || !isPrimitive(f.type)) continue;
+    let transform = cand.transform;
+    if (transform === undefined) {
+      if (TIMESTAMP_KINDS.has(f.type.kind)) transform = 'day';
+      else if (IDENTITY_KINDS.has(f.type.kind)) transform = 'identity';
+      else continue;
+    }
+    const t = parseTransform(transform);
+    if (!canTransform(t, f.type)) continue;
+    const name = defaultPartitionFieldName(t, f.name);
+    if (t.kind !== 'identity' && fields.some((x) => x.name === name)) continue;
+    const key = `${f.id}:${transformToString(t)}`;
+    if (seen.has(key) || seen.has(`name:${name}`)) continue;
+    seen.add(key);
+    seen.add(`name:${name}`);
+    out.push({ sourceId: f.id, transform: transformToString(t), name });
+  }
+  return out;
+}

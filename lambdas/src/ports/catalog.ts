@@ -1,0 +1,42 @@
+/**
+ * A catalog maps a table identifier to its current metadata file and swaps that pointer
+ * atomically (spec: "Metastore Tables"). Implementations: local file catalog (version hint),
+ * Glue Data Catalog (`UpdateTable` + `VersionId`), S3 Tables (`versionToken`).
+ */
+import type { TableMetadata } from '../iceberg/table-metadata.ts';
+
+export interface TableIdentifier {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export function tableIdToString(id: TableIdentifier): string {
+  return `${id.namespace}.${id.name}`;
+}
+
+export interface LoadedTable {
+  readonly id: TableIdentifier;
+  readonly metadata: TableMetadata;
+  readonly metadataLocation: string;
+  /** Opaque token the catalog checks on commit (version number, Glue VersionId, S3 Tables token). */
+  readonly versionToken: string;
+}
+
+export interface Catalog {
+  listNamespaces(): Promise<string[]>;
+  /** Idempotent. */
+  createNamespace(namespace: string): Promise<void>;
+  listTables(namespace: string): Promise<string[]>;
+  /** Throws FloeError NotFound when the table does not exist. */
+  loadTable(id: TableIdentifier): Promise<LoadedTable>;
+  tableExists(id: TableIdentifier): Promise<boolean>;
+  /** Where a new table's files go (`<warehouse>/<namespace>/<table>`). */
+  defaultLocation(id: TableIdentifier): string;
+  /** Registers a new table; throws FloeError AlreadyExists when another writer created it first. */
+  createTable(id: TableIdentifier, metadata: TableMetadata): Promise<LoadedTable>;
+  /**
+   * Writes `metadata` as the table's next version and swaps the pointer iff the table is still at
+   * `base`. Throws FloeError CommitConflict (retryable) when someone else committed first.
+   */
+  commitTable(base: LoadedTable, metadata: TableMetadata): Promise<LoadedTable>;
+}

@@ -1,0 +1,209 @@
+/**
+ * Record → table name (DESIGN §3). The first rule that applies wins:
+ *
+ * 1. the explicit table-name field, if configured and present (`tableField`);
+ * 2. the template, if configured and every placeholder has a value (`flights_{airport}`,
+ *    `{source}_{payload.kind}_events`; placeholders are dotted paths into the record);
+ * 3. the routing field's value plus the suffix (`event_type: "ORDER"` → `order_events`).
+ *
+ * A missing, empty or non-text routing value goes to `defaultTable`, or is dead-lettered
+ * (`no-route`) when that is null. A value present but impossible to turn into a legal name is
+ * dead-lettered (`illegal-name`), never sent to a surprise table; so is a table outside the
+ * allow-list (`not-allowed`).
+ */
+import { ErrorKind, FloeError } from '../errors.ts';
+import { isLegalTableName, MAX_TABLE_NAME_LENGTH, sanitizeTableName } from './table-name.ts';
+
+/** Routing settings (the `routing` section of the configuration). */
+export interface RoutingConfig {
+  /** Dotted path of a field holding the table name itself. */
+  readonly tableField?: string;
+  /** Dotted path of the field whose value names the table. Default `event_type`. */
+  readonly routingField: string;
+  /** Appended to the routing field's value. Default `_events`. */
+  readonly suffix: string;
+  /** E.g. `flights_{airport}`; placeholders are dotted paths. */
+  readonly template?: string;
+  /** Where records without a routing value go; null dead-letters them. Default `unknown_events`. */
+  readonly defaultTable: string | null;
+  /** If set, only these tables may receive records. */
+  readonly allowList?: readonly string[];
+}
+
+/** Defaults matching the AWS sample. */
+export const DEFAULT_ROUTING: RoutingConfig = Object.freeze({
+  routingField: 'event_type',
+  suffix: '_events',
+  defaultTable: 'unknown_events',
+});
+
+/** Which rule chose the table. */
+export type RouteRule = 'table-field' | 'template' | 'routing-field' | 'default';
+
+/** The table for a record, or why there is none. */
+export type RouteResult =
+  | { readonly ok: true; readonly table: string; readonly rule: RouteRule }
+  | {
+      readonly ok: false;
+      readonly reason: 'no-route' | 'illegal-name' | 'not-allowed';
+      readonly detail: string;
+    };
+
+/** A template split into literal text and placeholder paths. */
+export type TemplatePart = string | { readonly path: readonly string[] };
+
+/**
+ * Parses a routing template. Throws `FloeError(ConfigInvalid)` on unbalanced braces, empty
+ * placeholders or a template without any placeholder.
+ */
+export function parseTemplate(template: string): TemplatePart[] {
+  const parts: TemplatePart[] = [];
+  const re = /\{([^{}]*)\}/g;
+  let last = 0;
+  for (let m = re.exec(template); m !== null; m = re.exec(template)) {
+    if (m.index > last) parts.push(template.slice(last, m.index));
+    const path = m[1]!.trim().split('.');
+    if (path.some((p) => p.trim() === '')) {
+      throw new FloeError(
+        ErrorKind.ConfigInvalid,
+        `routing.template '${template}' has an empty placeholder '${m[0]}'`,
+      );
+    }
+    parts.push({ path: path.map((p) => p.trim()) });
+    last = re.lastIndex;
+  }
+  if (last < template.length) parts.push(template.slice(last));
+  for (const p of parts) {
+    if (typeof p === 'string' && /[{}]/.test(p)) {
+      throw new FloeError(
+        ErrorKind.ConfigInvalid,
+        `routing.template '${template}' has an unbalanced '{' or '}'`,
+      );
+    }
+  }
+  if (!parts.some((p) => typeof p !== 'string')) {
+    throw new FloeError(ErrorKind.ConfigInvalid, `routing.template '${template}' has no {placeholder}`);
+  }
+  return parts;
+}
+
+/** The value at a dotted path, reading own properties only (never `constructor` & co). */
+function valueAt(record: unknown, path: readonly string[]): unknown {
+  let v: unknown = record;
+  for (const key of path) {
+    if (typeof v !== 'object' || v === null || Array.isArray(v) || !Object.hasOwn(v, key)) return undefined;
+    v = (v as Record<string, unknown>)[key];
+  }
+  return v;
+}
+
+/** Placeholder values may be text or whole numbers (`flights_{year}`); anything else: no value. */
+function templateText(v: unknown): string | undefined {
+  if (typeof v === 'string') return v.trim() === '' ? undefined : v;
+  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'number' && Number.isInteger(v)) return String(v);
+  return undefined;
+}
+
+function shown(v: string): string {
+  return JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}...` : v);
+}
+
+/** A router compiled from a configuration (paths split and the template parsed once). */
+export type Router = (record: object) => RouteResult;
+
+/** Compiles `cfg` into a {@link Router}. Throws `FloeError(ConfigInvalid)` on a bad template. */
+export function compileRouter(cfg: RoutingConfig): Router {
+  const tablePath = cfg.tableField?.split('.');
+  const routingPath = cfg.routingField.split('.');
+  const template = cfg.template === undefined ? undefined : parseTemplate(cfg.template);
+  const allow = cfg.allowList === undefined ? undefined : new Set(cfg.allowList);
+  const suffix = cfg.suffix;
+  const maxBase = MAX_TABLE_NAME_LENGTH - suffix.length;
+
+  const finish = (table: string, rule: RouteRule): RouteResult => {
+    if (!isLegalTableName(table)) {
+      return { ok: false, reason: 'illegal-name', detail: `table name '${table}' is not legal` };
+    }
+    if (allow !== undefined && rule !== 'default' && !allow.has(table)) {
+      return { ok: false, reason: 'not-allowed', detail: `table '${table}' is not in routing.allowList` };
+    }
+    return { ok: true, table, rule };
+  };
+
+  return (record) => {
+    if (tablePath !== undefined) {
+      const v = valueAt(record, tablePath);
+      if (typeof v === 'string' && v.trim() !== '') {
+        const name = sanitizeTableName(v);
+        if (name === undefined) {
+          return {
+            ok: false,
+            reason: 'illegal-name',
+            detail: `${cfg.tableField} value ${shown(v)} cannot be a table name`,
+          };
+        }
+        return finish(name, 'table-field');
+      }
+    }
+    if (template !== undefined) {
+      let text = '';
+      let complete = true;
+      for (const part of template) {
+        if (typeof part === 'string') text += part;
+        else {
+          const t = templateText(valueAt(record, part.path));
+          if (t === undefined) {
+            complete = false;
+            break;
+          }
+          text += t;
+        }
+      }
+      if (complete) {
+        const name = sanitizeTableName(text);
+        if (name === undefined) {
+          return {
+            ok: false,
+            reason: 'illegal-name',
+            detail: `template gives ${shown(text)}, which cannot be a table name`,
+          };
+        }
+        return finish(name, 'template');
+      }
+    }
+    const v = valueAt(record, routingPath);
+    if (typeof v === 'string' && v.trim() !== '') {
+      const base = sanitizeTableName(v, maxBase);
+      if (base === undefined) {
+        return {
+          ok: false,
+          reason: 'illegal-name',
+          detail: `${cfg.routingField} value ${shown(v)} cannot be a table name`,
+        };
+      }
+      return finish(base + suffix, 'routing-field');
+    }
+    if (cfg.defaultTable === null) {
+      const what = v === undefined ? 'missing' : `not text (${v === null ? 'null' : typeof v})`;
+      return {
+        ok: false,
+        reason: 'no-route',
+        detail: `routing field ${cfg.routingField} is ${what} and there is no default table`,
+      };
+    }
+    return finish(cfg.defaultTable, 'default');
+  };
+}
+
+const routers = new WeakMap<RoutingConfig, Router>();
+
+/** Routes one record with `cfg` (the compiled router is cached per configuration object). */
+export function routeRecord(record: object, cfg: RoutingConfig): RouteResult {
+  let r = routers.get(cfg);
+  if (r === undefined) {
+    r = compileRouter(cfg);
+    routers.set(cfg, r);
+  }
+  return r(record);
+}

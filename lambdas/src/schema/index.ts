@@ -1,0 +1,27 @@
+/** JSON schema inference and record → row conversion. */
+export { columnNameOf, isLegalColumnName, MAX_COLUMN_NAME_LENGTH } from './column-name.ts';
+export {
+  type ConvertOptions,
+  type ConvertResult,
+  compileRowConverter,
+  describeConvertFailure,
+  hasTypedValue,
+  type RowConverter,
+  toRow,
+  unknownFields,
+} from './convert.ts';
+export {
+  assignIds,
+  conflictFromError,
+  type InferOptions,
+  type InferResult,
+  inferStruct,
+  inferType,
+  StructInferrer,
+  type TypeConflict,
+  tryInferStruct,
+  unifyPrimitive,
+  unifyStructs,
+  unifyTypes,
+} from './infer.ts';
+export { daysFromCivil, isInstantString, parseDate, parseTime, parseTimestamp } from './temporal.ts';

@@ -1,0 +1,223 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_TABLE_PROPERTIES,
+  hintsFor,
+  parseConfig,
+  parsePartitionCandidate,
+  partitionCandidatesFor,
+  partitionFieldsFor,
+} from '../../lambdas/src/config.ts';
+import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
+import { decimal, field, list, struct, T } from '../../lambdas/src/iceberg/types.ts';
+
+function configError(json: unknown): FloeError {
+  try {
+    parseConfig(json);
+  } catch (e) {
+    expect(e).toBeInstanceOf(FloeError);
+    expect((e as FloeError).kind).toBe(ErrorKind.ConfigInvalid);
+    return e as FloeError;
+  }
+  throw new Error(`expected ${JSON.stringify(json)} to be rejected`);
+}
+
+describe('parseConfig defaults', () => {
+  it('an empty config gives the documented defaults', () => {
+    const c = parseConfig({});
+    expect(c).toEqual({
+      namespace: 'default',
+      routing: { routingField: 'event_type', suffix: '_events', defaultTable: 'unknown_events' },
+      inference: { hints: {}, detectTimestamps: true },
+      partitioning: { candidates: ['event_date', 'region', 'date'], tables: {} },
+      tableProperties: { ...DEFAULT_TABLE_PROPERTIES, 'write.target-file-size-bytes': '134217728' },
+      formatVersion: 2,
+      targetFileSizeBytes: 134217728,
+    });
+    expect(parseConfig(undefined)).toEqual(c);
+  });
+
+  it('a full config round-trips with values applied', () => {
+    const c = parseConfig({
+      namespace: 'lake',
+      routing: {
+        tableField: 'meta.table',
+        routingField: 'type',
+        suffix: '',
+        template: 'flights_{airport}',
+        defaultTable: null,
+        allowList: ['flights_sea'],
+      },
+      inference: {
+        hints: {
+          '*': { amount: 'decimal(12,2)' },
+          order_events: { 'meta.ts': 'timestamptz', amount: 'double' },
+        },
+        detectTimestamps: false,
+      },
+      partitioning: {
+        candidates: ['day(event_time)', 'bucket[16](customer_id)'],
+        tables: { order_events: ['region'] },
+      },
+      tableProperties: { 'write.parquet.compression-codec': 'snappy', 'commit.retry.num-retries': 10 },
+      formatVersion: 3,
+      targetFileSizeBytes: 64 * 1024 * 1024,
+    });
+    expect(c.routing).toEqual({
+      tableField: 'meta.table',
+      routingField: 'type',
+      suffix: '',
+      template: 'flights_{airport}',
+      defaultTable: null,
+      allowList: ['flights_sea'],
+    });
+    expect(c.formatVersion).toBe(3);
+    expect(c.tableProperties).toMatchObject({
+      'write.parquet.compression-codec': 'snappy',
+      'commit.retry.num-retries': '10',
+      'write.target-file-size-bytes': '67108864',
+    });
+    expect(hintsFor(c, 'order_events')).toEqual({ amount: 'double', 'meta.ts': 'timestamptz' });
+    expect(hintsFor(c, 'user_events')).toEqual({ amount: 'decimal(12,2)' });
+    expect(partitionCandidatesFor(c, 'order_events')).toEqual(['region']);
+    expect(partitionCandidatesFor(c, 'user_events')).toEqual(['day(event_time)', 'bucket[16](customer_id)']);
+  });
+});
+
+describe('parseConfig errors name the key and the value', () => {
+  it.each([
+    [[], "config key '': expected an object, got []"],
+    [{ nameSpace: 'x' }, "config key 'nameSpace': unknown key"],
+    [{ routing: { sufix: '_x' } }, "config key 'routing.sufix': unknown key"],
+    [{ namespace: 'My-Lake' }, `config key 'namespace': expected [a-z0-9_]`],
+    [{ namespace: 'aws_data' }, "config key 'namespace': must not start with 'aws'"],
+    [{ namespace: '' }, 'config key \'namespace\': expected a non-empty string, got ""'],
+    [{ formatVersion: 4 }, "config key 'formatVersion': expected 2 or 3, got 4"],
+    [{ targetFileSizeBytes: -1 }, "config key 'targetFileSizeBytes': expected a positive integer, got -1"],
+    [{ routing: { suffix: '_Events' } }, "config key 'routing.suffix'"],
+    [{ routing: { suffix: 'events_' } }, "config key 'routing.suffix'"],
+    [
+      { routing: { template: 'flights' } },
+      "config key 'routing.template': routing.template 'flights' has no {placeholder}",
+    ],
+    [{ routing: { defaultTable: 'Unknown Events' } }, "config key 'routing.defaultTable'"],
+    [
+      { routing: { routingField: 'a..b' } },
+      "config key 'routing.routingField': expected a dotted field path",
+    ],
+    [{ routing: { allowList: ['ok', 'Not OK'] } }, "config key 'routing.allowList[1]'"],
+    [
+      { inference: { hints: { '*': { amount: 'money' } } } },
+      'config key \'inference.hints.*.amount\': expected an Iceberg primitive type such as long, timestamptz or decimal(12,2), got "money"',
+    ],
+    [{ inference: { hints: { '*': { Amount: 'long' } } } }, "config key 'inference.hints.*.Amount'"],
+    [{ inference: { hints: { 'Bad Table': {} } } }, "config key 'inference.hints.Bad Table'"],
+    [
+      { inference: { detectTimestamps: 'yes' } },
+      'config key \'inference.detectTimestamps\': expected true or false, got "yes"',
+    ],
+    [
+      { partitioning: { candidates: ['days(event_time)'] } },
+      "config key 'partitioning.candidates[0]': partition candidate 'days(event_time)': transform must be",
+    ],
+    [{ partitioning: { candidates: ['bucket[0](id)'] } }, "config key 'partitioning.candidates[0]'"],
+    [{ partitioning: { candidates: ['a.b'] } }, "config key 'partitioning.candidates[0]'"],
+    [
+      { partitioning: { tables: { order_events: 'region' } } },
+      "config key 'partitioning.tables.order_events': expected an array of strings",
+    ],
+    [
+      { tableProperties: { a: { b: 1 } } },
+      "config key 'tableProperties.a': expected a string, number or boolean",
+    ],
+    [
+      { targetFileSizeBytes: 1000, tableProperties: { 'write.target-file-size-bytes': '2000' } },
+      'conflicts with targetFileSizeBytes 1000',
+    ],
+  ])('%j', (json, message) => {
+    expect(configError(json).message).toContain(message);
+  });
+});
+
+describe('parsePartitionCandidate', () => {
+  it.each([
+    ['event_date', { column: 'event_date' }],
+    ['bucket[16](customer_id)', { transform: 'bucket[16]', column: 'customer_id' }],
+    ['truncate[4](zip)', { transform: 'truncate[4]', column: 'zip' }],
+    ['day(event_time)', { transform: 'day', column: 'event_time' }],
+    [' DAY ( event_time ) ', { transform: 'day', column: 'event_time' }],
+    ['bucket[ 8 ](id)', { transform: 'bucket[8]', column: 'id' }],
+    ['identity(region)', { transform: 'identity', column: 'region' }],
+  ])('%j', (s, expected) => {
+    expect(parsePartitionCandidate(s)).toEqual(expected);
+  });
+
+  it.each(['', 'void(x)', 'days(x)', 'bucket(x)', 'day()', 'day(a.b)', 'Region', 'day(x', 'day(x)(y)'])(
+    'rejects %j',
+    (s) => {
+      expect(() => parsePartitionCandidate(s)).toThrow(FloeError);
+    },
+  );
+});
+
+describe('partitionFieldsFor (the sample rule)', () => {
+  const schema = struct([
+    field(1, 'event_id', T.string),
+    field(2, 'event_time', T.timestamptz),
+    field(3, 'region', T.string),
+    field(4, 'event_date', T.date),
+    field(5, 'amount', T.double),
+    field(6, 'customer_id', T.string),
+    field(7, 'qty', T.long),
+    field(8, 'meta', struct([field(10, 'date', T.date)])),
+    field(9, 'price', decimal(9, 2)),
+    field(11, 'tags', list(12, T.string)),
+  ]);
+
+  it('default candidates: date → identity, string → identity, absent/nested ignored', () => {
+    expect(partitionFieldsFor(schema, ['event_date', 'region', 'date'])).toEqual([
+      { sourceId: 4, transform: 'identity', name: 'event_date' },
+      { sourceId: 3, transform: 'identity', name: 'region' },
+    ]);
+  });
+
+  it('timestamps get day without a transform; other types are skipped', () => {
+    expect(partitionFieldsFor(schema, ['event_time', 'amount', 'qty', 'price', 'meta', 'tags'])).toEqual([
+      { sourceId: 2, transform: 'day', name: 'event_time_day' },
+      { sourceId: 7, transform: 'identity', name: 'qty' },
+    ]);
+  });
+
+  it('keeps explicit transforms that apply; skips those that do not and duplicates', () => {
+    expect(
+      partitionFieldsFor(schema, [
+        'hour(event_time)',
+        'bucket[16](customer_id)',
+        'truncate[4](region)',
+        'bucket[4](amount)', // doubles cannot be bucketed
+        'hour(event_date)', // dates have no hour
+        'month(event_date)',
+        'event_time',
+        'day(event_time)', // same as the line above
+        'identity(event_date)',
+      ]),
+    ).toEqual([
+      { sourceId: 2, transform: 'hour', name: 'event_time_hour' },
+      { sourceId: 6, transform: 'bucket[16]', name: 'customer_id_bucket' },
+      { sourceId: 3, transform: 'truncate[4]', name: 'region_trunc' },
+      { sourceId: 4, transform: 'month', name: 'event_date_month' },
+      { sourceId: 2, transform: 'day', name: 'event_time_day' },
+      { sourceId: 4, transform: 'identity', name: 'event_date' },
+    ]);
+  });
+
+  it('skips a partition name that would shadow another column', () => {
+    const s = struct([field(1, 'ts', T.timestamptz), field(2, 'ts_day', T.string)]);
+    expect(partitionFieldsFor(s, ['ts', 'ts_day'])).toEqual([
+      { sourceId: 2, transform: 'identity', name: 'ts_day' },
+    ]);
+  });
+
+  it('no candidate present → unpartitioned', () => {
+    expect(partitionFieldsFor(struct([field(1, 'x', T.string)]), ['event_date', 'region'])).toEqual([]);
+  });
+});
