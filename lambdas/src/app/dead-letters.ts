@@ -4,6 +4,7 @@ export const DeadLetterReason = {
   NotAnObject: 'not-an-object',
   NoRoute: 'no-route',
   IllegalTableName: 'illegal-table-name',
+  TableNotAllowed: 'table-not-allowed',
   TypeConflict: 'type-conflict',
   InvalidValue: 'invalid-value',
 } as const;

@@ -3,24 +3,25 @@
  * per table. The same routing, inference, conversion, staging and commit code the streaming
  * pipeline uses, run once over whole files. Bad lines become dead letters; good lines still land.
  */
-import { type FloeConfig, partitionFieldsFor } from '../config.ts';
+import { type FloeConfig, hintsFor, partitionCandidatesFor, partitionFieldsFor } from '../config.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
 import { DataFileContent } from '../iceberg/manifest/types.ts';
 import { LAST_ADDED, type TableUpdate, newTableMetadata } from '../iceberg/metadata/index.ts';
 import type { PartitionSpec } from '../iceberg/partition-spec.ts';
-import { evolveSpec, partitionKey, partitionPath, partitionTuple } from '../iceberg/partitioning.ts';
+import { type DesiredPartitionField, evolveSpec, partitionKey, partitionPath, partitionTuple } from '../iceberg/partitioning.ts';
 import { type Schema, schemaStruct } from '../iceberg/schema.ts';
 import { assignFreshIds, unionByName } from '../iceberg/schema-evolution.ts';
-import { currentSchema } from '../iceberg/table-metadata.ts';
+import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
 import type { TableMetadata } from '../iceberg/table-metadata.ts';
 import type { StructType } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
 import { writeDataFile } from '../parquet/index.ts';
 import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
 import { type JsonValue, parseJsonRecord } from '../records/json-line.ts';
-import { routeRecord } from '../routing/index.ts';
+import { compileRouter } from '../routing/index.ts';
 import { compileRowConverter, describeConvertFailure } from '../schema/convert.ts';
+import { fitToExisting } from '../schema/fit.ts';
 import { StructInferrer } from '../schema/infer.ts';
 import { type CommitDeps, type PreparedAppend, commitAppend } from './append.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
@@ -81,6 +82,7 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
     dead[d.reason] = (dead[d.reason] ?? 0) + 1;
     await deps.onDeadLetter(d);
   };
+  const router = compileRouter(deps.config.routing);
   let lines = 0;
   for (const src of sources) {
     let n = 0;
@@ -107,12 +109,17 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
         continue;
       }
       const obj = value as Record<string, JsonValue>;
-      const route = routeRecord(obj, deps.config.routing);
+      const route = router(obj);
       if (!route.ok) {
         await reject({
           source: src.name,
           line: n,
-          reason: route.reason === 'illegal-name' ? DeadLetterReason.IllegalTableName : DeadLetterReason.NoRoute,
+          reason:
+            route.reason === 'illegal-name'
+              ? DeadLetterReason.IllegalTableName
+              : route.reason === 'not-allowed'
+                ? DeadLetterReason.TableNotAllowed
+                : DeadLetterReason.NoRoute,
           detail: route.detail,
           raw,
         });
@@ -143,7 +150,7 @@ async function loadTable(
 ): Promise<TableLoadResult> {
   const cfg = deps.config;
   const name = id.name;
-  const hints = { ...(cfg.inference.hints['*'] ?? {}), ...(cfg.inference.hints[name] ?? {}) };
+  const hints = hintsFor(cfg, name);
   const inferrer = new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
   let accepted: PendingRecord[] = [];
   let deadLetters = 0;
@@ -155,7 +162,7 @@ async function loadTable(
     } else accepted.push(r);
   }
   let batchType = inferrer.result();
-  const candidates = cfg.partitioning.tables[name] ?? cfg.partitioning.candidates;
+  const candidates = partitionCandidatesFor(cfg, name);
 
   let created = false;
   if (!(await deps.catalog.tableExists(id))) {
@@ -167,6 +174,7 @@ async function loadTable(
   {
     const base = await deps.catalog.loadTable(id);
     const current = currentSchema(base.metadata);
+    batchType = fitToExisting(schemaStruct(current), batchType);
     try {
       unionByName(current, batchType, base.metadata['last-column-id'], base.metadata['format-version']);
     } catch (e) {
@@ -177,7 +185,8 @@ async function loadTable(
         const one = new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
         one.add(r.value);
         try {
-          unionByName(current, one.result(), base.metadata['last-column-id'], base.metadata['format-version']);
+          const fitted = fitToExisting(schemaStruct(current), one.result());
+          unionByName(current, fitted, base.metadata['last-column-id'], base.metadata['format-version']);
           fresh.add(r.value);
           kept.push(r);
         } catch (e2) {
@@ -187,7 +196,7 @@ async function loadTable(
         }
       }
       accepted = kept;
-      batchType = fresh.result();
+      batchType = fitToExisting(schemaStruct(current), fresh.result());
     }
   }
 
@@ -279,14 +288,21 @@ async function stage(
   const updates: TableUpdate[] = [];
   const current = currentSchema(m);
   const maxSchemaId = Math.max(...m.schemas.map((s) => s.schemaId));
+  // The base may have moved on since the batch was fitted: fit again to what is there now.
+  batchType = fitToExisting(schemaStruct(current), batchType);
   const evolved = unionByName(current, batchType, m['last-column-id'], m['format-version'], { tableName: name, maxSchemaId });
   const schema = evolved.schema ?? current;
   if (evolved.schema) {
     updates.push({ action: 'add-schema', schema: evolved.schema, 'last-column-id': evolved.lastColumnId });
     updates.push({ action: 'set-current-schema', 'schema-id': LAST_ADDED });
   }
-  const desired = partitionFieldsFor(schemaStruct(schema), candidates);
-  const spec = evolveSpec(m['partition-specs'], m['default-spec-id'], m['last-partition-id'], desired, schema);
+  const spec = evolveSpec(
+    m['partition-specs'],
+    m['default-spec-id'],
+    m['last-partition-id'],
+    desiredPartitioning(defaultSpec(m), schema, candidates),
+    schema,
+  );
   if (spec.changed) {
     if (m['partition-specs'].some((s) => s['spec-id'] === spec.spec['spec-id'])) {
       updates.push({ action: 'set-default-spec', 'spec-id': spec.spec['spec-id'] });
@@ -347,6 +363,25 @@ async function stage(
     changes: evolved.changes,
     specChanged: spec.changed,
   };
+}
+
+/**
+ * The spec a table should have: its current fields, plus each candidate that its schema now has
+ * and the spec lacks. Specs only grow: a table's existing partitioning (Floe's or another
+ * engine's) is never dropped behind the user's back.
+ */
+function desiredPartitioning(current: PartitionSpec, schema: Schema, candidates: readonly string[]): DesiredPartitionField[] {
+  const out: DesiredPartitionField[] = current.fields.map((f) => ({
+    sourceId: f['source-id'],
+    transform: f.transform,
+    name: f.name,
+  }));
+  const have = new Set(out.map((f) => `${f.sourceId}/${f.transform}`));
+  for (const d of partitionFieldsFor(schemaStruct(schema), candidates)) {
+    if (have.has(`${d.sourceId}/${d.transform}`) || out.some((f) => f.name === d.name)) continue;
+    out.push(d);
+  }
+  return out;
 }
 
 function dataLocation(m: TableMetadata): string {

@@ -5,7 +5,8 @@
 import { Command, CommanderError } from 'commander';
 import { isFloeError } from '../errors.ts';
 import { describeReport, snapshotsReport, tablesReport } from './inspect.ts';
-import { DEFAULT_WAREHOUSE, openWarehouse, resolveTable } from './warehouse.ts';
+import type { LoadedTable } from '../ports/catalog.ts';
+import { DEFAULT_WAREHOUSE, looksLikePath, openTablePath, openWarehouse, resolveTable } from './warehouse.ts';
 
 const WAREHOUSE_HELP = `warehouse folder (default: $FLOE_WAREHOUSE or ${DEFAULT_WAREHOUSE})`;
 
@@ -40,21 +41,19 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   program
     .command('describe')
     .description('show a table: schema with field ids, partition spec, properties, snapshots, rows')
-    .argument('<table>', 'table name, or namespace.table')
+    .argument('<table>', 'table name, namespace.table, or a path to a table folder or metadata.json')
     .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
     .action(async (table: string, opts) => {
-      const wh = openWarehouse(opts.warehouse);
-      out(describeReport(await wh.catalog.loadTable(await resolveTable(wh, table))));
+      out(describeReport(await loadTableArg(table, opts.warehouse)));
     });
 
   program
     .command('snapshots')
     .description("list a table's snapshots (id, parent, sequence number, operation, rows)")
-    .argument('<table>', 'table name, or namespace.table')
+    .argument('<table>', 'table name, namespace.table, or a path to a table folder or metadata.json')
     .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
     .action(async (table: string, opts) => {
-      const wh = openWarehouse(opts.warehouse);
-      out(snapshotsReport(await wh.catalog.loadTable(await resolveTable(wh, table))));
+      out(snapshotsReport(await loadTableArg(table, opts.warehouse)));
     });
 
   program
@@ -63,6 +62,12 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('<sql>', 'SQL; tables are views named after the table (also namespace.table)')
     .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
     .option('--json', 'print rows as JSON lines instead of a table')
+    .option(
+      '-t, --table <name=path>',
+      'also query a table folder outside the warehouse (e.g. one Spark wrote) under a view name; repeatable',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .action(async (sql: string, opts) => {
       const { queryCommand } = await import('./query-command.ts');
       await queryCommand(sql, opts, out);
@@ -82,6 +87,12 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     });
 
   return program;
+}
+
+async function loadTableArg(ref: string, warehouse: string | undefined): Promise<LoadedTable> {
+  if (looksLikePath(ref)) return (await openTablePath(ref)).table;
+  const wh = openWarehouse(warehouse);
+  return wh.catalog.loadTable(await resolveTable(wh, ref));
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -1,11 +1,14 @@
 /** `floe query "SQL"`: DuckDB over the current snapshot of every table in the warehouse. */
 import { IcebergQueryEngine } from '../query/index.ts';
 import { renderTable } from './format.ts';
-import { listAllTables, openWarehouse, type Warehouse } from './warehouse.ts';
+import { ErrorKind, FloeError } from '../errors.ts';
+import { listAllTables, openTablePath, openWarehouse, type Warehouse } from './warehouse.ts';
 
 export interface QueryCommandOptions {
   readonly warehouse?: string;
   readonly json?: boolean;
+  /** `name=path` pairs: table folders outside the warehouse. */
+  readonly table?: readonly string[];
 }
 
 /** An engine with one view per table: `name` (when unique) and `namespace.name`. */
@@ -28,6 +31,15 @@ export async function openQueryEngine(wh: Warehouse): Promise<IcebergQueryEngine
 export async function queryCommand(sql: string, opts: QueryCommandOptions, out: (s: string) => void): Promise<void> {
   const engine = await openQueryEngine(openWarehouse(opts.warehouse));
   try {
+    for (const spec of opts.table ?? []) {
+      const eq = spec.indexOf('=');
+      if (eq <= 0) throw new FloeError(ErrorKind.ConfigInvalid, `--table wants name=path, got '${spec}'`);
+      const { table, store } = await openTablePath(spec.slice(eq + 1));
+      await engine.registerTable(spec.slice(0, eq), table.metadata, {
+        read: (uri: string) => store.get(uri),
+        resolvePath: (uri: string) => store.pathOf(uri),
+      });
+    }
     const r = await engine.query(sql);
     if (opts.json) {
       for (const row of r.rows) out(JSON.stringify(row, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));

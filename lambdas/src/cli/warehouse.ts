@@ -1,8 +1,10 @@
 /** Opens a local warehouse folder as an object store + file catalog. */
-import { resolve } from 'node:path';
+import { promises as fs } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 import { FileCatalog } from '../adapters/local/file-catalog.ts';
 import { LocalObjectStore, fileUri } from '../adapters/local/local-object-store.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
+import { parseTableMetadata } from '../iceberg/table-metadata.ts';
 import type { TableIdentifier } from '../ports/catalog.ts';
 
 export interface Warehouse {
@@ -18,7 +20,8 @@ export function openWarehouse(dir: string | undefined): Warehouse {
   const abs = resolve(dir ?? process.env.FLOE_WAREHOUSE ?? DEFAULT_WAREHOUSE);
   const store = new LocalObjectStore();
   const uri = fileUri(abs);
-  return { dir: abs, uri, store, catalog: new FileCatalog(store, uri) };
+  const relocate = (foreign: string, tableUri: string) => store.addRoot(foreign, store.pathOf(tableUri));
+  return { dir: abs, uri, store, catalog: new FileCatalog(store, uri, { relocate }) };
 }
 
 /** `name` (searched in every namespace) or `namespace.name`. */
@@ -47,4 +50,41 @@ export async function listAllTables(wh: Warehouse): Promise<TableIdentifier[]> {
     for (const name of await wh.catalog.listTables(namespace)) out.push({ namespace, name });
   }
   return out;
+}
+
+/** A table opened from a folder (or one of its metadata files) outside any warehouse layout. */
+export interface OpenedTable {
+  readonly table: import('../ports/catalog.ts').LoadedTable;
+  readonly store: LocalObjectStore;
+}
+
+/**
+ * Opens `path`: a table folder (holding `metadata/`) or a `*.metadata.json` file. File URIs in the
+ * metadata that point elsewhere (`s3://…`, relative paths) are served from the folder.
+ */
+export async function openTablePath(path: string): Promise<OpenedTable> {
+  const abs = resolve(path);
+  const st = await fs.stat(abs).catch(() => undefined);
+  if (!st) throw new FloeError(ErrorKind.NotFound, `no table at ${path}`);
+  const store = new LocalObjectStore();
+  if (st.isDirectory()) {
+    const catalog = new FileCatalog(store, fileUri(dirname(dirname(abs))), {
+      relocate: (foreign) => store.addRoot(foreign, abs),
+    });
+    const id = { namespace: basename(dirname(abs)), name: basename(abs) };
+    if (!(await catalog.tableExists(id))) {
+      throw new FloeError(ErrorKind.NotFound, `${path} holds no Iceberg table (no metadata/*.metadata.json)`);
+    }
+    return { table: await catalog.loadTable(id), store };
+  }
+  const tableDir = basename(dirname(abs)) === 'metadata' ? dirname(dirname(abs)) : dirname(abs);
+  const metadata = parseTableMetadata(await fs.readFile(abs, 'utf8'), abs);
+  store.addRoot(metadata.location, tableDir);
+  const id = { namespace: basename(dirname(tableDir)), name: basename(tableDir) };
+  return { table: { id, metadata, metadataLocation: fileUri(abs), versionToken: '' }, store };
+}
+
+/** True when a table argument names a path rather than a table in the warehouse. */
+export function looksLikePath(ref: string): boolean {
+  return ref.includes('/') || ref.endsWith('.json');
 }

@@ -10,8 +10,11 @@ import type { IcebergType, NestedField, PrimitiveType, StructType } from '../ice
 
 /** Arrow field metadata key the Parquet writer reads field ids from. */
 export const FIELD_ID_KEY = 'PARQUET:field_id';
-/** Name of the Arrow Map entries struct; matches the Parquet spec's `key_value` group. */
-export const MAP_ENTRIES_NAME = 'key_value';
+/**
+ * Name of the Arrow Map entries struct. Arrow JS forces `entries`; the footer patch renames the
+ * Parquet group to the spec's `key_value`.
+ */
+const MAP_ENTRIES_NAME = 'entries';
 
 function idMeta(id: number): Map<string, string> {
   return new Map([[FIELD_ID_KEY, String(id)]]);
@@ -84,7 +87,9 @@ export function arrowType(t: IcebergType): arrow.DataType {
     case 'struct':
       return new arrow.Struct(t.fields.filter((f) => hasColumns(f.type)).map(arrowField));
     case 'list':
-      return new arrow.List(new arrow.Field('element', arrowType(t.element), !t.elementRequired, idMeta(t.elementId)));
+      return new arrow.List(
+        new arrow.Field('element', arrowType(t.element), !t.elementRequired, idMeta(t.elementId)),
+      );
     case 'map': {
       const key = new arrow.Field('key', arrowType(t.key), false, idMeta(t.keyId));
       const value = new arrow.Field('value', arrowType(t.value), !t.valueRequired, idMeta(t.valueId));

@@ -122,7 +122,12 @@ export function planFor(schema: Schema | StructType): WritePlan {
   const kept: NestedField[] = schema.fields.filter((f) => hasColumns(f.type));
   const fields = kept.map(arrowField);
   const columns = kept.map((f, i) => node(f.name, f.name, f.required, f.type, f.id, fields[i]!, false));
-  const plan: WritePlan = { arrowSchema: new arrow.Schema(fields), columns, columnNames: kept.map((f) => f.name), leaves };
+  const plan: WritePlan = {
+    arrowSchema: new arrow.Schema(fields),
+    columns,
+    columnNames: kept.map((f) => f.name),
+    leaves,
+  };
   cache.set(schema, plan);
   return plan;
 }

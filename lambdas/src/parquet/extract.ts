@@ -27,7 +27,8 @@ export function extractor(names: readonly string[]): Extractor {
   const onValue: string[] = [];
   names.forEach((name, j) => {
     const key = JSON.stringify(name); // a string literal: the name cannot inject code
-    const read = name in Object.prototype ? `(Object.hasOwn(o, ${key}) ? o[${key}] : undefined)` : `o[${key}]`;
+    const read =
+      name in Object.prototype ? `(Object.hasOwn(o, ${key}) ? o[${key}] : undefined)` : `o[${key}]`;
     decl.push(`const o${j} = outs[${j}];`);
     onNull.push(`o${j}[i] = PN;`);
     onValue.push(`o${j}[i] = ${read};`);

@@ -6,10 +6,6 @@
  */
 import { ErrorKind, FloeError } from '../errors.ts';
 import {
-  TType,
-  type TList,
-  type TStruct,
-  type TValue,
   asBigInt,
   decodeStruct,
   encodeStruct,
@@ -17,6 +13,10 @@ import {
   removeField,
   setField,
   structList,
+  type TList,
+  type TStruct,
+  TType,
+  type TValue,
 } from './thrift-compact.ts';
 
 // Thrift field ids from parquet.thrift.
@@ -113,12 +113,15 @@ function leafColumns(schema: TStruct[]): LeafInfo[] {
 
 function isMapGroup(el: TStruct): boolean {
   const lt = getField(el, SE_LOGICAL_TYPE) as TStruct | undefined;
-  return getField(el, SE_CONVERTED_TYPE) === CT_MAP || (lt !== undefined && getField(lt, LT_MAP) !== undefined);
+  return (
+    getField(el, SE_CONVERTED_TYPE) === CT_MAP || (lt !== undefined && getField(lt, LT_MAP) !== undefined)
+  );
 }
 
 function patchSchema(schema: TStruct[], patch: FooterPatch): void {
   const root = schema[0];
-  if (root && patch.rootName !== undefined) setField(root, SE_NAME, TType.BINARY, utf8.encode(patch.rootName));
+  if (root && patch.rootName !== undefined)
+    setField(root, SE_NAME, TType.BINARY, utf8.encode(patch.rootName));
   schema.forEach((el, idx) => {
     // The Arrow writer names a map's repeated group `entries`; the Parquet spec says `key_value`.
     const next = schema[idx + 1];
@@ -128,7 +131,10 @@ function patchSchema(schema: TStruct[], patch: FooterPatch): void {
     const id = getField(el, SE_FIELD_ID) as number | undefined;
     if (id === undefined) continue;
     if (patch.uuidIds.has(id)) {
-      const uuid: TStruct = { kind: 'struct', fields: [{ id: LT_UUID, type: TType.STRUCT, value: { kind: 'struct', fields: [] } }] };
+      const uuid: TStruct = {
+        kind: 'struct',
+        fields: [{ id: LT_UUID, type: TType.STRUCT, value: { kind: 'struct', fields: [] } }],
+      };
       setField(el, SE_LOGICAL_TYPE, TType.STRUCT, uuid);
       removeField(el, SE_CONVERTED_TYPE);
     }
@@ -154,7 +160,13 @@ function patchKeyValues(fmd: TStruct, patch: FooterPatch): void {
     });
   }
   if (kept.length === 0) removeField(fmd, FMD_KV);
-  else setField(fmd, FMD_KV, TType.LIST, { kind: 'list', wireType: TType.LIST, elemType: TType.STRUCT, items: kept });
+  else
+    setField(fmd, FMD_KV, TType.LIST, {
+      kind: 'list',
+      wireType: TType.LIST,
+      elemType: TType.STRUCT,
+      items: kept,
+    });
 }
 
 /** Rewrites every column chunk's `path_in_schema` to match the (renamed) schema. */
@@ -199,7 +211,10 @@ function footerMetrics(fmd: TStruct, leaves: LeafInfo[]): FooterMetrics {
  * Applies `patch` to the footer of the Parquet file `file` and returns the rewritten file together
  * with the footer-derived metrics. The input is not modified.
  */
-export function patchFooter(file: Uint8Array, patch: FooterPatch): { bytes: Uint8Array; metrics: FooterMetrics } {
+export function patchFooter(
+  file: Uint8Array,
+  patch: FooterPatch,
+): { bytes: Uint8Array; metrics: FooterMetrics } {
   const { start, end } = footerBounds(file);
   const fmd = decodeStruct(file.subarray(start, end));
   const schema = structList(getField(fmd, FMD_SCHEMA));

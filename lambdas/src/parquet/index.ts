@@ -2,9 +2,9 @@
  * Parquet data files for Iceberg: Arrow schema mapping, row → column conversion, the writer and
  * the metrics a manifest `DataFile` needs.
  */
-export { FIELD_ID_KEY, arrowField, arrowType, hasColumns, icebergToArrowSchema } from './arrow-schema.ts';
+export { arrowField, arrowType, FIELD_ID_KEY, hasColumns, icebergToArrowSchema } from './arrow-schema.ts';
 export { type BuiltColumns, buildColumns } from './column-builder.ts';
-export { type WritePlan, planFor } from './column-plan.ts';
+export { planFor, type WritePlan } from './column-plan.ts';
 export { type FooterMetrics, type FooterPatch, patchFooter, readFooter } from './footer.ts';
 export type { DataFileMetrics, LeafStats } from './metrics.ts';
 export {
@@ -12,5 +12,6 @@ export {
   type ParquetCompression,
   RowBatchBuilder,
   type WriteOptions,
+  warmUp,
   writeDataFile,
 } from './writer.ts';

@@ -29,7 +29,9 @@ export interface Allocator {
 }
 
 function asByteBuffer(buf: ArrayBuffer, offset: number, length: number): ByteBuffer {
-  return (HAS_UTF8_WRITE ? Buffer.from(buf, offset, length) : new Uint8Array(buf, offset, length)) as ByteBuffer;
+  return (
+    HAS_UTF8_WRITE ? Buffer.from(buf, offset, length) : new Uint8Array(buf, offset, length)
+  ) as ByteBuffer;
 }
 
 /** Fresh, separately allocated arrays (for callers that keep the Arrow data). */

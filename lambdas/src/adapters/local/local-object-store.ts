@@ -23,10 +23,22 @@ export function fileUri(path: string): string {
 }
 
 export class LocalObjectStore implements ObjectStore {
-  private readonly roots: readonly LocalRoot[];
+  private readonly roots: LocalRoot[];
 
   constructor(roots: readonly LocalRoot[] = []) {
     this.roots = roots.map((r) => ({ prefix: r.prefix.replace(/\/$/, ''), dir: r.dir }));
+  }
+
+  /**
+   * Serves URIs under `prefix` from `dir`: a table copied here from S3 (or written with relative
+   * paths, as some test suites do) keeps its original file URIs and still reads and appends.
+   */
+  addRoot(prefix: string, dir: string): void {
+    for (const p of new Set([prefix, prefix.replace(/^\.\//, '')])) {
+      const clean = p.replace(/\/+$/, '');
+      if (clean === '' || this.roots.some((r) => r.prefix === clean)) continue;
+      this.roots.push({ prefix: clean, dir });
+    }
   }
 
   /** Local path of a URI (or throws for URIs this store does not serve). */
