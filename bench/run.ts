@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { FileCatalog } from '../lambdas/src/adapters/local/file-catalog.ts';
-import { LocalObjectStore, fileUri } from '../lambdas/src/adapters/local/local-object-store.ts';
+import { fileUri, LocalObjectStore } from '../lambdas/src/adapters/local/local-object-store.ts';
 import { randomIds, systemClock } from '../lambdas/src/adapters/local/system-clock.ts';
 import { loadSources } from '../lambdas/src/app/load.ts';
 import { parseConfig } from '../lambdas/src/config.ts';
@@ -30,7 +30,10 @@ async function writeInput(path: string): Promise<number> {
   return Buffer.byteLength(text);
 }
 
-async function floeLoad(input: string, dir: string): Promise<{ seconds: number; rows: number; peakRssMb: number }> {
+async function floeLoad(
+  input: string,
+  dir: string,
+): Promise<{ seconds: number; rows: number; peakRssMb: number }> {
   const store = new LocalObjectStore();
   const catalog = new FileCatalog(store, fileUri(dir));
   let peak = process.memoryUsage().rss;
@@ -49,11 +52,20 @@ async function floeLoad(input: string, dir: string): Promise<{ seconds: number; 
         throw new Error(`unexpected dead letter: ${d.detail}`);
       },
     },
-    [{ name: input, lines: createInterface({ input: createReadStream(input, 'utf8'), crlfDelay: Infinity }) }],
+    [
+      {
+        name: input,
+        lines: createInterface({ input: createReadStream(input, 'utf8'), crlfDelay: Infinity }),
+      },
+    ],
   );
   const seconds = (performance.now() - t0) / 1000;
   clearInterval(timer);
-  return { seconds, rows: report.rows, peakRssMb: Math.round(Math.max(peak, process.memoryUsage().rss) / 1048576) };
+  return {
+    seconds,
+    rows: report.rows,
+    peakRssMb: Math.round(Math.max(peak, process.memoryUsage().rss) / 1048576),
+  };
 }
 
 function median(xs: number[]): number {
@@ -66,7 +78,9 @@ async function main() {
   const input = join(work, 'events.ndjson');
   const bytes = await writeInput(input);
   const mb = bytes / 1048576;
-  console.log(`input: ${EVENTS.toLocaleString('en-US')} mixed events (ORDER/USER/CLICK, 10–15 fields), ${mb.toFixed(1)} MiB NDJSON`);
+  console.log(
+    `input: ${EVENTS.toLocaleString('en-US')} mixed events (ORDER/USER/CLICK, 10–15 fields), ${mb.toFixed(1)} MiB NDJSON`,
+  );
   const floe: number[] = [];
   const duck: number[] = [];
   let rss = 0;
@@ -83,15 +97,21 @@ async function main() {
   const fs_ = median(floe);
   const ds = median(duck);
   const row = (name: string, s: number) =>
-    `| ${name.padEnd(44)} | ${s.toFixed(2).padStart(6)} | ${Math.round(EVENTS / s).toLocaleString('en-US').padStart(9)} | ${(mb / s).toFixed(1).padStart(6)} |`;
+    `| ${name.padEnd(44)} | ${s.toFixed(2).padStart(6)} | ${Math.round(EVENTS / s)
+      .toLocaleString('en-US')
+      .padStart(9)} | ${(mb / s).toFixed(1).padStart(6)} |`;
   console.log('');
-  console.log(`| ${'median of runs'.padEnd(44)} | ${'s'.padStart(6)} | ${'rows/s'.padStart(9)} | ${'MiB/s'.padStart(6)} |`);
+  console.log(
+    `| ${'median of runs'.padEnd(44)} | ${'s'.padStart(6)} | ${'rows/s'.padStart(9)} | ${'MiB/s'.padStart(6)} |`,
+  );
   console.log(`|${'-'.repeat(46)}|${'-'.repeat(8)}|${'-'.repeat(11)}|${'-'.repeat(8)}|`);
   console.log(row('DuckDB NDJSON → Parquet (1 thread, zstd)', ds));
   console.log(row('Floe load (parse, route, infer, Parquet, commit)', fs_));
   const ratio = ds / fs_;
   console.log('');
-  console.log(`Floe / DuckDB rows/s: ${ratio.toFixed(2)} (target ≥ 0.50) ${ratio >= 0.5 ? 'PASS' : 'BELOW TARGET'}`);
+  console.log(
+    `Floe / DuckDB rows/s: ${ratio.toFixed(2)} (target ≥ 0.50) ${ratio >= 0.5 ? 'PASS' : 'BELOW TARGET'}`,
+  );
   console.log(`Floe peak RSS during load: ${rss} MiB`);
   await fs.rm(work, { recursive: true, force: true });
 }

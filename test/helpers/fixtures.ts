@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 /**
  * Loading the checked-in Iceberg fixture tables (/work/shared/fixtures/iceberg/<name>/).
  *
@@ -9,12 +8,14 @@ import { fileURLToPath } from 'node:url';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseTableMetadata, type TableMetadata } from '../../lambdas/src/iceberg/table-metadata.ts';
 import { IcebergQueryEngine } from '../../lambdas/src/query/engine.ts';
 
 // shared/ sits beside the repository (in CI too: a read-only copy next to the fresh clone).
 export const FIXTURES_ROOT =
-  process.env.FLOE_ICEBERG_FIXTURES ?? fileURLToPath(new URL('../../../shared/fixtures/iceberg', import.meta.url));
+  process.env.FLOE_ICEBERG_FIXTURES ??
+  fileURLToPath(new URL('../../../shared/fixtures/iceberg', import.meta.url));
 
 export interface FixtureTable {
   readonly name: string;

@@ -7,17 +7,23 @@
  */
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import type { DataFile, ManifestFile } from '../iceberg/manifest/types.ts';
-import { applyUpdates } from '../iceberg/metadata/index.ts';
 import type { TableUpdate } from '../iceberg/metadata/index.ts';
-import { summarize } from '../iceberg/snapshot-summary.ts';
+import { applyUpdates } from '../iceberg/metadata/index.ts';
 import type { Snapshot } from '../iceberg/snapshot.ts';
-import { currentSnapshot } from '../iceberg/table-metadata.ts';
+import { summarize } from '../iceberg/snapshot-summary.ts';
 import type { TableMetadata } from '../iceberg/table-metadata.ts';
+import { currentSnapshot } from '../iceberg/table-metadata.ts';
 import type { Catalog, LoadedTable, TableIdentifier } from '../ports/catalog.ts';
 import { tableIdToString } from '../ports/catalog.ts';
 import type { Clock, Ids } from '../ports/clock.ts';
 import type { ObjectStore } from '../ports/object-store.ts';
-import { type ManifestIo, mergeManifests, readManifestList, writeDataManifest, writeManifestList } from './manifest-io.ts';
+import {
+  type ManifestIo,
+  mergeManifests,
+  readManifestList,
+  writeDataManifest,
+  writeManifestList,
+} from './manifest-io.ts';
 
 export interface CommitDeps {
   readonly catalog: Catalog;
@@ -84,11 +90,26 @@ export async function commitAppend(deps: CommitDeps, req: AppendRequest): Promis
       const snapshot =
         stagedManifest === undefined
           ? undefined
-          : await buildSnapshot(io, evolved, stagedManifest, prepared, snapshotId, deps.clock.nowMs(), attempt, req, attemptFiles);
+          : await buildSnapshot(
+              io,
+              evolved,
+              stagedManifest,
+              prepared,
+              snapshotId,
+              deps.clock.nowMs(),
+              attempt,
+              req,
+              attemptFiles,
+            );
       const updates: TableUpdate[] = [...prepared.updates];
       if (snapshot) {
         updates.push({ action: 'add-snapshot', snapshot });
-        updates.push({ action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': snapshot['snapshot-id'] });
+        updates.push({
+          action: 'set-snapshot-ref',
+          'ref-name': 'main',
+          type: 'branch',
+          'snapshot-id': snapshot['snapshot-id'],
+        });
       }
       const next = applyUpdates(base.metadata, updates, {
         nowMs: deps.clock.nowMs(),
@@ -148,17 +169,12 @@ async function buildSnapshot(
     attempt,
   });
   attemptFiles.push(list.location);
-  const summary = summarize(
-    'append',
-    { added: [...prepared.dataFiles], removed: [] },
-    parent?.summary,
-    {
-      ...(req.summary ?? {}),
-      'manifests-created': String(1 + merged.created),
-      'manifests-kept': String(merged.kept),
-      'manifests-replaced': String(merged.replaced),
-    },
-  );
+  const summary = summarize('append', { added: [...prepared.dataFiles], removed: [] }, parent?.summary, {
+    ...(req.summary ?? {}),
+    'manifests-created': String(1 + merged.created),
+    'manifests-kept': String(merged.kept),
+    'manifests-replaced': String(merged.replaced),
+  });
   const addedRows = prepared.dataFiles.reduce((n, f) => n + f.record_count, 0n);
   return {
     'snapshot-id': snapshotId,
@@ -168,7 +184,9 @@ async function buildSnapshot(
     'manifest-list': list.location,
     summary: summary as Snapshot['summary'],
     'schema-id': meta['current-schema-id'],
-    ...(firstRowId !== undefined ? { 'first-row-id': firstRowId, 'added-rows': list.addedRows ?? addedRows } : {}),
+    ...(firstRowId !== undefined
+      ? { 'first-row-id': firstRowId, 'added-rows': list.addedRows ?? addedRows }
+      : {}),
   };
 }
 

@@ -7,6 +7,7 @@ export const DeadLetterReason = {
   TableNotAllowed: 'table-not-allowed',
   TypeConflict: 'type-conflict',
   InvalidValue: 'invalid-value',
+  NoTypedValues: 'no-typed-values',
 } as const;
 export type DeadLetterReason = (typeof DeadLetterReason)[keyof typeof DeadLetterReason];
 

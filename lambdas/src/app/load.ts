@@ -7,23 +7,29 @@ import { type FloeConfig, hintsFor, partitionCandidatesFor, partitionFieldsFor }
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
 import { DataFileContent } from '../iceberg/manifest/types.ts';
-import { LAST_ADDED, type TableUpdate, newTableMetadata } from '../iceberg/metadata/index.ts';
+import { LAST_ADDED, newTableMetadata, type TableUpdate } from '../iceberg/metadata/index.ts';
 import type { PartitionSpec } from '../iceberg/partition-spec.ts';
-import { type DesiredPartitionField, evolveSpec, partitionKey, partitionPath, partitionTuple } from '../iceberg/partitioning.ts';
+import {
+  type DesiredPartitionField,
+  evolveSpec,
+  partitionKey,
+  partitionPath,
+  partitionTuple,
+} from '../iceberg/partitioning.ts';
 import { type Schema, schemaStruct } from '../iceberg/schema.ts';
 import { assignFreshIds, unionByName } from '../iceberg/schema-evolution.ts';
-import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
 import type { TableMetadata } from '../iceberg/table-metadata.ts';
+import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
 import type { StructType } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
 import { writeDataFile } from '../parquet/index.ts';
 import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
-import { type JsonValue, parseJsonRecord } from '../records/json-line.ts';
+import { JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
 import { compileRouter } from '../routing/index.ts';
 import { compileRowConverter, describeConvertFailure } from '../schema/convert.ts';
 import { fitToExisting } from '../schema/fit.ts';
 import { StructInferrer } from '../schema/infer.ts';
-import { type CommitDeps, type PreparedAppend, commitAppend } from './append.ts';
+import { type CommitDeps, commitAppend, type PreparedAppend } from './append.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 
 export interface LoadSource {
@@ -35,7 +41,8 @@ export interface LoadSource {
 export type LoadProgress =
   | { readonly kind: 'read'; readonly source: string; readonly lines: number }
   | { readonly kind: 'table-start'; readonly table: string; readonly records: number }
-  | { readonly kind: 'table-done'; readonly table: string; readonly result: TableLoadResult };
+  | { readonly kind: 'table-done'; readonly table: string; readonly result: TableLoadResult }
+  | { readonly kind: 'table-failed'; readonly table: string; readonly error: unknown };
 
 export interface LoadDeps extends CommitDeps {
   readonly config: FloeConfig;
@@ -61,14 +68,25 @@ export interface TableLoadResult {
   readonly attempts: number;
 }
 
+export interface TableFailure {
+  readonly table: string;
+  /** Records routed to the table that were not committed. */
+  readonly records: number;
+  readonly error: unknown;
+}
+
 export interface LoadReport {
   readonly lines: number;
   readonly rows: number;
   readonly deadLetters: Readonly<Record<string, number>>;
   readonly tables: readonly TableLoadResult[];
+  /** Tables whose commit failed; empty when everything landed. */
+  readonly failures: readonly TableFailure[];
 }
 
 interface PendingRecord {
+  /** Position in the whole input, for keeping dead letters in input order. */
+  readonly seq: number;
   readonly source: string;
   readonly line: number;
   readonly raw: string;
@@ -95,7 +113,13 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
       try {
         value = parseJsonRecord(raw);
       } catch (e) {
-        await reject({ source: src.name, line: n, reason: DeadLetterReason.MalformedJson, detail: errText(e), raw });
+        await reject({
+          source: src.name,
+          line: n,
+          reason: DeadLetterReason.MalformedJson,
+          detail: errText(e),
+          raw,
+        });
         continue;
       }
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -103,7 +127,7 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
           source: src.name,
           line: n,
           reason: DeadLetterReason.NotAnObject,
-          detail: `expected a JSON object, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`,
+          detail: `expected a JSON object, got ${jsonKindOf(value)}`,
           raw,
         });
         continue;
@@ -126,20 +150,36 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
         continue;
       }
       let bucket = byTable.get(route.table);
-      if (!bucket) byTable.set(route.table, (bucket = []));
-      bucket.push({ source: src.name, line: n, raw, value: obj });
+      if (!bucket) {
+        bucket = [];
+        byTable.set(route.table, bucket);
+      }
+      bucket.push({ seq: lines, source: src.name, line: n, raw, value: obj });
     }
     deps.onProgress?.({ kind: 'read', source: src.name, lines: n });
   }
 
   const tables: TableLoadResult[] = [];
+  const failures: TableFailure[] = [];
   for (const [table, records] of [...byTable].sort(([a], [b]) => a.localeCompare(b))) {
     deps.onProgress?.({ kind: 'table-start', table, records: records.length });
-    const result = await loadTable(deps, { namespace: deps.config.namespace, name: table }, records, reject);
-    tables.push(result);
-    deps.onProgress?.({ kind: 'table-done', table, result });
+    try {
+      const result = await loadTable(
+        deps,
+        { namespace: deps.config.namespace, name: table },
+        records,
+        reject,
+      );
+      tables.push(result);
+      deps.onProgress?.({ kind: 'table-done', table, result });
+    } catch (error) {
+      // One table's failure (I/O, a conflict budget spent) must not stop the others; its records
+      // are not bad input, so they are reported as not loaded rather than dead-lettered.
+      failures.push({ table, records: records.length, error });
+      deps.onProgress?.({ kind: 'table-failed', table, error });
+    }
   }
-  return { lines, rows: tables.reduce((n, t) => n + t.rows, 0), deadLetters: dead, tables };
+  return { lines, rows: tables.reduce((n, t) => n + t.rows, 0), deadLetters: dead, tables, failures };
 }
 
 async function loadTable(
@@ -151,56 +191,44 @@ async function loadTable(
   const cfg = deps.config;
   const name = id.name;
   const hints = hintsFor(cfg, name);
-  const inferrer = new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
-  let accepted: PendingRecord[] = [];
-  let deadLetters = 0;
-  for (const r of records) {
-    const conflict = inferrer.add(r.value);
-    if (conflict) {
-      deadLetters++;
-      await reject(deadLetterOf(r, DeadLetterReason.TypeConflict, `table '${name}': ${conflict.message}`, name));
-    } else accepted.push(r);
-  }
-  let batchType = inferrer.result();
   const candidates = partitionCandidatesFor(cfg, name);
+  const screened = await screen(
+    deps,
+    id,
+    records,
+    new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps }),
+    () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps }),
+  );
+  let deadLetters = screened.rejected.length;
+  for (const d of screened.rejected) await reject(d);
+  const accepted = screened.accepted;
+  const batchType = screened.batchType;
+  if (accepted.length === 0) {
+    return {
+      table: name,
+      created: false,
+      rows: 0,
+      files: 0,
+      bytes: 0,
+      deadLetters,
+      schemaChanges: [],
+      specChanged: false,
+      attempts: 0,
+    };
+  }
 
   let created = false;
-  if (!(await deps.catalog.tableExists(id))) {
-    created = await createTable(deps, id, batchType, candidates);
-  }
+  if (!screened.exists) created = await createTable(deps, id, batchType, candidates);
 
-  // Records whose types cannot join the table's existing columns are dead-lettered up front, so
-  // every commit attempt sees the same accepted set.
-  {
-    const base = await deps.catalog.loadTable(id);
-    const current = currentSchema(base.metadata);
-    batchType = fitToExisting(schemaStruct(current), batchType);
-    try {
-      unionByName(current, batchType, base.metadata['last-column-id'], base.metadata['format-version']);
-    } catch (e) {
-      if (!isFloeError(e, ErrorKind.SchemaIncompatible)) throw e;
-      const kept: PendingRecord[] = [];
-      const fresh = new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
-      for (const r of accepted) {
-        const one = new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
-        one.add(r.value);
-        try {
-          const fitted = fitToExisting(schemaStruct(current), one.result());
-          unionByName(current, fitted, base.metadata['last-column-id'], base.metadata['format-version']);
-          fresh.add(r.value);
-          kept.push(r);
-        } catch (e2) {
-          if (!isFloeError(e2, ErrorKind.SchemaIncompatible)) throw e2;
-          deadLetters++;
-          await reject(deadLetterOf(r, DeadLetterReason.TypeConflict, `table '${name}': ${e2.message}`, name));
-        }
+  let last:
+    | {
+        key: string;
+        prepared: PreparedAppend;
+        rejected: DeadLetter[];
+        changes: string[];
+        specChanged: boolean;
       }
-      accepted = kept;
-      batchType = fitToExisting(schemaStruct(current), fresh.result());
-    }
-  }
-
-  let last: { key: string; prepared: PreparedAppend; rejected: DeadLetter[]; changes: string[]; specChanged: boolean } | undefined;
+    | undefined;
   const staged: string[] = [];
   const result = await commitAppend(deps, {
     table: id,
@@ -233,6 +261,102 @@ async function loadTable(
     ...(result.snapshot ? { snapshotId: result.snapshot['snapshot-id'] } : {}),
     attempts: result.attempts,
   };
+}
+
+interface Screened {
+  readonly accepted: PendingRecord[];
+  /** In input order. */
+  readonly rejected: DeadLetter[];
+  /** The accepted records' type, fitted to the table's existing columns. */
+  readonly batchType: StructType;
+  readonly exists: boolean;
+}
+
+/**
+ * Splits a table's records into those that can share one schema with the table and the rest.
+ * Fast path: one inference pass over the batch. Only when something conflicts is each record
+ * checked on its own against the table's schema first, so a bad record early in a batch cannot
+ * decide the column type and take the good ones down with it.
+ */
+async function screen(
+  deps: LoadDeps,
+  id: TableIdentifier,
+  records: readonly PendingRecord[],
+  inferrer: StructInferrer,
+  newInferrer: () => StructInferrer,
+): Promise<Screened> {
+  const name = id.name;
+  const exists = await deps.catalog.tableExists(id);
+  const base = exists ? await deps.catalog.loadTable(id) : undefined;
+  const current = base ? currentSchema(base.metadata) : undefined;
+  const fitToTable = (t: StructType) => (current ? fitToExisting(schemaStruct(current), t) : t);
+  const joinsTable = (t: StructType): string | undefined => {
+    if (!base || !current) return undefined;
+    try {
+      unionByName(current, fitToTable(t), base.metadata['last-column-id'], base.metadata['format-version'], {
+        tableName: name,
+      });
+      return undefined;
+    } catch (e) {
+      if (!isFloeError(e, ErrorKind.SchemaIncompatible)) throw e;
+      return e.message;
+    }
+  };
+
+  let conflicted = false;
+  for (const r of records) {
+    if (inferrer.add(r.value)) {
+      conflicted = true;
+      break;
+    }
+  }
+  let accepted: PendingRecord[] = [...records];
+  const rejected: DeadLetter[] = [];
+  let batchType = fitToTable(inferrer.result());
+  if (conflicted || joinsTable(batchType) !== undefined) {
+    accepted = [];
+    const together = newInferrer();
+    for (const r of records) {
+      if (current) {
+        const one = newInferrer();
+        const own = one.add(r.value);
+        const why = own ? `table '${name}': ${own.message}` : joinsTable(one.result());
+        if (why !== undefined) {
+          rejected.push(deadLetterOf(r, DeadLetterReason.TypeConflict, why, name));
+          continue;
+        }
+      }
+      const clash = together.add(r.value);
+      if (clash)
+        rejected.push(
+          deadLetterOf(r, DeadLetterReason.TypeConflict, `table '${name}': ${clash.message}`, name),
+        );
+      else accepted.push(r);
+    }
+    batchType = fitToTable(together.result());
+  }
+  const columns = (current?.fields.length ?? 0) + batchType.fields.length;
+  if (columns === 0) {
+    // Nothing typed to write (only nulls / empty arrays / empty objects): keep the records.
+    for (const r of accepted) {
+      rejected.push(
+        deadLetterOf(
+          r,
+          DeadLetterReason.NoTypedValues,
+          `table '${name}': the record has no typed value to form a column`,
+          name,
+        ),
+      );
+    }
+    accepted = [];
+  }
+  rejected.sort((a, b) => order(a) - order(b));
+  return { accepted, rejected, batchType, exists };
+}
+
+const seqOf = new WeakMap<DeadLetter, number>();
+function order(d: DeadLetter): number {
+  return seqOf.get(d) ?? 0;
 }
 
 /** Creates the table with the batch's schema and partition spec; false if someone else won. */
@@ -290,7 +414,10 @@ async function stage(
   const maxSchemaId = Math.max(...m.schemas.map((s) => s.schemaId));
   // The base may have moved on since the batch was fitted: fit again to what is there now.
   batchType = fitToExisting(schemaStruct(current), batchType);
-  const evolved = unionByName(current, batchType, m['last-column-id'], m['format-version'], { tableName: name, maxSchemaId });
+  const evolved = unionByName(current, batchType, m['last-column-id'], m['format-version'], {
+    tableName: name,
+    maxSchemaId,
+  });
   const schema = evolved.schema ?? current;
   if (evolved.schema) {
     updates.push({ action: 'add-schema', schema: evolved.schema, 'last-column-id': evolved.lastColumnId });
@@ -324,7 +451,10 @@ async function stage(
     const tuple = partitionTuple(spec.spec, schema, c.row);
     const key = partitionKey(tuple);
     let g = groups.get(key);
-    if (!g) groups.set(key, (g = { tuple, rows: [] }));
+    if (!g) {
+      g = { tuple, rows: [] };
+      groups.set(key, g);
+    }
     g.rows.push(c.row);
   }
 
@@ -370,7 +500,11 @@ async function stage(
  * and the spec lacks. Specs only grow: a table's existing partitioning (Floe's or another
  * engine's) is never dropped behind the user's back.
  */
-function desiredPartitioning(current: PartitionSpec, schema: Schema, candidates: readonly string[]): DesiredPartitionField[] {
+function desiredPartitioning(
+  current: PartitionSpec,
+  schema: Schema,
+  candidates: readonly string[],
+): DesiredPartitionField[] {
   const out: DesiredPartitionField[] = current.fields.map((f) => ({
     sourceId: f['source-id'],
     transform: f.transform,
@@ -391,11 +525,30 @@ function dataLocation(m: TableMetadata): string {
 function codecOf(m: TableMetadata): 'zstd' | 'snappy' | 'gzip' | 'uncompressed' {
   const c = (m.properties['write.parquet.compression-codec'] ?? 'zstd').toLowerCase();
   if (c === 'zstd' || c === 'snappy' || c === 'gzip' || c === 'uncompressed') return c;
-  throw new FloeError(ErrorKind.ConfigInvalid, `table ${m.location}: unsupported write.parquet.compression-codec '${c}'`);
+  throw new FloeError(
+    ErrorKind.ConfigInvalid,
+    `table ${m.location}: unsupported write.parquet.compression-codec '${c}'`,
+  );
 }
 
-function deadLetterOf(r: PendingRecord, reason: DeadLetter['reason'], detail: string, table: string): DeadLetter {
-  return { source: r.source, line: r.line, reason, detail, table, raw: r.raw };
+function deadLetterOf(
+  r: PendingRecord,
+  reason: DeadLetter['reason'],
+  detail: string,
+  table: string,
+): DeadLetter {
+  const d: DeadLetter = { source: r.source, line: r.line, reason, detail, table, raw: r.raw };
+  seqOf.set(d, r.seq);
+  return d;
+}
+
+function jsonKindOf(v: JsonValue): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'bigint' || typeof v === 'number' || v instanceof JsonNumberText) return 'a number';
+  if (typeof v === 'string') return 'a string';
+  if (typeof v === 'boolean') return 'a boolean';
+  return typeof v;
 }
 
 function errText(e: unknown): string {

@@ -3,8 +3,8 @@
  * small-manifest merge that keeps metadata flat as history grows (Java `ManifestMergeManager`:
  * `commit.manifest-merge.enabled`, `commit.manifest.min-count-to-merge`, `commit.manifest.target-size-bytes`).
  */
-import type { DataFile, ManifestEntry, ManifestFile } from '../iceberg/manifest/types.ts';
-import { DataFileContent, ManifestContent, ManifestEntryStatus } from '../iceberg/manifest/types.ts';
+
+import { ErrorKind, FloeError } from '../errors.ts';
 import {
   decodeManifest,
   decodeManifestList,
@@ -12,14 +12,15 @@ import {
   encodeManifestList,
   inheritManifestEntry,
 } from '../iceberg/manifest/index.ts';
+import type { DataFile, ManifestEntry, ManifestFile } from '../iceberg/manifest/types.ts';
+import { DataFileContent, ManifestContent, ManifestEntryStatus } from '../iceberg/manifest/types.ts';
 import { fieldSummaries, partitionType } from '../iceberg/partitioning.ts';
 import type { Snapshot } from '../iceberg/snapshot.ts';
-import { currentSchema, specById } from '../iceberg/table-metadata.ts';
 import type { TableMetadata } from '../iceberg/table-metadata.ts';
+import { currentSchema, specById } from '../iceberg/table-metadata.ts';
 import type { IcebergValue } from '../iceberg/values.ts';
 import type { Ids } from '../ports/clock.ts';
 import type { ObjectStore } from '../ports/object-store.ts';
-import { ErrorKind, FloeError } from '../errors.ts';
 
 export interface ManifestIo {
   readonly store: ObjectStore;
@@ -35,7 +36,11 @@ function intProp(meta: TableMetadata, key: string, dflt: number): number {
   return Number.isFinite(v) && v > 0 ? v : dflt;
 }
 
-export async function readManifestList(io: ManifestIo, meta: TableMetadata, snapshot: Snapshot): Promise<ManifestFile[]> {
+export async function readManifestList(
+  io: ManifestIo,
+  meta: TableMetadata,
+  snapshot: Snapshot,
+): Promise<ManifestFile[]> {
   const uri = snapshot['manifest-list'];
   if (uri === undefined) {
     throw new FloeError(
@@ -159,7 +164,13 @@ export async function mergeManifests(
   }
   // Keep the parent's order for untouched manifests after the merged ones (newest first overall).
   const keptInOrder = existing.filter((m) => keep.includes(m));
-  return { manifests: [...out, ...keptInOrder], written, created: out.length, kept: keptInOrder.length, replaced };
+  return {
+    manifests: [...out, ...keptInOrder],
+    written,
+    created: out.length,
+    kept: keptInOrder.length,
+    replaced,
+  };
 }
 
 function binBySize(group: readonly ManifestFile[], target: number): ManifestFile[][] {
@@ -202,7 +213,8 @@ async function mergeBin(
   const schema = currentSchema(meta);
   const dataFiles = entries.map((e) => e.data_file).filter((f) => f.content === DataFileContent.DATA);
   let minSeq = sequenceNumber;
-  for (const e of entries) if (e.sequence_number !== undefined && e.sequence_number < minSeq) minSeq = e.sequence_number;
+  for (const e of entries)
+    if (e.sequence_number !== undefined && e.sequence_number < minSeq) minSeq = e.sequence_number;
   return {
     manifest_path: location,
     manifest_length: BigInt(length),

@@ -13,9 +13,9 @@ import { loadSources } from '../app/load.ts';
 import { parseConfig } from '../config.ts';
 import { currentSchema } from '../iceberg/table-metadata.ts';
 import { sampleEvents, toNdjsonLine } from '../sample/sample-events.ts';
+import { renderTable } from './format.ts';
 import { describeReport, snapshotsReport } from './inspect.ts';
 import { openQueryEngine } from './query-command.ts';
-import { renderTable } from './format.ts';
 import { listAllTables, openWarehouse } from './warehouse.ts';
 
 export interface DemoOptions {
@@ -29,7 +29,8 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
   const t0 = Date.now();
   const n = Number(opts.events ?? 2000);
   const seed = Number(opts.seed ?? 42);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--events must be a positive integer, got ${opts.events}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`--events must be a positive integer, got ${opts.events}`);
   const dir = opts.warehouse ? resolve(opts.warehouse) : await fs.mkdtemp(join(tmpdir(), 'floe-demo-'));
   const wh = openWarehouse(dir);
   await fs.mkdir(wh.dir, { recursive: true });
@@ -41,9 +42,12 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
   const recorded: string[] = [];
   const dead: DeadLetter[] = [];
   const knownIds = new Map<string, Set<number>>();
+  let failed = false;
 
   for (const version of ['v1', 'v2'] as const) {
-    step(`sending ${n} ${version} events (ORDER 40 %, USER 30 %, CLICK 30 %; ~10 % duplicate deliveries, ~5 % late)`);
+    step(
+      `sending ${n} ${version} events (ORDER 40 %, USER 30 %, CLICK 30 %; ~10 % duplicate deliveries, ~5 % late)`,
+    );
     const it = sampleEvents({ seed: seed + (version === 'v2' ? 1 : 0), nowMs: systemClock.nowMs(), version });
     const lines: string[] = [];
     for (let i = 0; i < n; i++) {
@@ -77,14 +81,22 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
       },
       [{ name: `sample-${version}.ndjson`, lines }],
     );
-    out(`  ${report.rows} rows committed, ${Object.values(report.deadLetters).reduce((a, b) => a + b, 0)} rejected`);
+    out(
+      `  ${report.rows} rows committed, ${Object.values(report.deadLetters).reduce((a, b) => a + b, 0)} rejected`,
+    );
+    for (const f of report.failures) {
+      out(`  ✘ ${f.table} not loaded: ${(f.error as Error).message}`);
+      failed = true;
+    }
     for (const id of await listAllTables(wh)) {
       const t = await wh.catalog.loadTable(id);
       const before = knownIds.get(id.name);
       const ids = new Set([...indexIds(currentSchema(t.metadata).fields)]);
       if (version === 'v2') {
         const fresh = new Set([...ids].filter((x) => !before?.has(x)));
-        step(`${id.namespace}.${id.name} after v2${fresh.size > 0 ? ` (${fresh.size} new column(s) marked ← new)` : ''}`);
+        step(
+          `${id.namespace}.${id.name} after v2${fresh.size > 0 ? ` (${fresh.size} new column(s) marked ← new)` : ''}`,
+        );
         out(describeReport(t, fresh));
         out('');
         out(snapshotsReport(t));
@@ -97,7 +109,7 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
 
   step('querying every table in DuckDB (columns read by Parquet field id)');
   const engine = await openQueryEngine(wh);
-  let ok = dead.length === 0;
+  let ok = dead.length === 0 && !failed;
   const rows: string[][] = [];
   try {
     for (const id of await listAllTables(wh)) {
@@ -108,19 +120,40 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
       const summaryTotal = Number(t.metadata.snapshots.at(-1)?.summary['total-records'] ?? 0);
       const good = Number(r.n) === expected && summaryTotal === expected;
       ok &&= good;
-      rows.push([id.name, String(expected), String(r.n), String(summaryTotal), String(r.ids), String(r.first), String(r.last), good ? 'ok' : 'MISMATCH']);
+      rows.push([
+        id.name,
+        String(expected),
+        String(r.n),
+        String(summaryTotal),
+        String(r.ids),
+        String(r.first),
+        String(r.last),
+        good ? 'ok' : 'MISMATCH',
+      ]);
     }
-    out(renderTable(['table', 'sent', 'queried', 'summary', 'distinct ids', 'first event', 'last event', 'check'], rows));
+    out(
+      renderTable(
+        ['table', 'sent', 'queried', 'summary', 'distinct ids', 'first event', 'last event', 'check'],
+        rows,
+      ),
+    );
     const sample = await engine.query(
       'SELECT region, count(*) AS orders, round(sum(amount), 2) AS revenue FROM order_events GROUP BY region ORDER BY region',
     );
     out(`\nSELECT region, count(*), sum(amount) FROM order_events GROUP BY region:`);
-    out(renderTable(sample.columns, sample.rows.map((r) => sample.columns.map((c) => String(r[c])))));
+    out(
+      renderTable(
+        sample.columns,
+        sample.rows.map((r) => sample.columns.map((c) => String(r[c]))),
+      ),
+    );
   } finally {
     engine.close();
   }
   for (const d of dead.slice(0, 10)) out(`  rejected ${d.source}:${d.line} [${d.reason}] ${d.detail}`);
-  out(`\n${ok ? '✔ every table holds exactly the events sent' : '✘ counts disagree with what was sent'} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  out(
+    `\n${ok ? '✔ every table holds exactly the events sent' : '✘ counts disagree with what was sent'} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+  );
   out(`warehouse: ${wh.dir}   try: npx floe tables -w ${wh.dir}`);
   return ok ? 0 : 1;
 }

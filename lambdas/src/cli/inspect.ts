@@ -36,7 +36,12 @@ export function describeReport(t: LoadedTable, newFieldIds?: ReadonlySet<number>
   for (const f of schema.fields) byId.set(f.id, f.name);
   const specText =
     spec && spec.fields.length > 0
-      ? spec.fields.map((f) => `${f.transform}(${byId.get(f['source-id']) ?? `#${f['source-id']}`}) → ${f.name} [${f['field-id']}]`).join(', ')
+      ? spec.fields
+          .map(
+            (f) =>
+              `${f.transform}(${byId.get(f['source-id']) ?? `#${f['source-id']}`}) → ${f.name} [${f['field-id']}]`,
+          )
+          .join(', ')
       : 'unpartitioned';
   const props = Object.entries(m.properties)
     .sort(([a], [b]) => a.localeCompare(b))
@@ -62,7 +67,9 @@ export function describeReport(t: LoadedTable, newFieldIds?: ReadonlySet<number>
 export function snapshotsReport(t: LoadedTable): string {
   const m = t.metadata;
   const rows = [...m.snapshots]
-    .sort((a, b) => (a['timestamp-ms'] < b['timestamp-ms'] ? -1 : a['timestamp-ms'] > b['timestamp-ms'] ? 1 : 0))
+    .sort((a, b) =>
+      a['timestamp-ms'] < b['timestamp-ms'] ? -1 : a['timestamp-ms'] > b['timestamp-ms'] ? 1 : 0,
+    )
     .map((s) => [
       String(s['snapshot-id']),
       s['parent-snapshot-id'] === undefined ? '-' : String(s['parent-snapshot-id']),

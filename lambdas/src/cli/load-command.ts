@@ -3,8 +3,8 @@ import { createReadStream, promises as fs } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
-import { type LoadProgress, type LoadReport, type LoadSource, loadSources } from '../app/load.ts';
 import type { DeadLetter } from '../app/dead-letters.ts';
+import { type LoadProgress, type LoadReport, type LoadSource, loadSources } from '../app/load.ts';
 import { type FloeConfig, parseConfig } from '../config.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
 import { renderTable } from './format.ts';
@@ -29,7 +29,10 @@ export async function readConfigFile(path: string | undefined): Promise<FloeConf
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new FloeError(ErrorKind.ConfigInvalid, `config file ${path} is not valid JSON: ${(e as Error).message}`);
+    throw new FloeError(
+      ErrorKind.ConfigInvalid,
+      `config file ${path} is not valid JSON: ${(e as Error).message}`,
+    );
   }
   return parseConfig(json);
 }
@@ -38,7 +41,11 @@ function fileLines(path: string): AsyncIterable<string> {
   return createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Number.POSITIVE_INFINITY });
 }
 
-export async function loadCommand(files: string[], opts: LoadCommandOptions, out: (s: string) => void): Promise<number> {
+export async function loadCommand(
+  files: string[],
+  opts: LoadCommandOptions,
+  out: (s: string) => void,
+): Promise<number> {
   const config = await readConfigFile(opts.config);
   for (const f of files) {
     const st = await fs.stat(f).catch(() => undefined);
@@ -49,7 +56,8 @@ export async function loadCommand(files: string[], opts: LoadCommandOptions, out
   const startedMs = systemClock.nowMs();
   const loadId = randomIds.uuid();
   const dlPath = resolve(
-    opts.deadLetters ?? `${wh.dir}/_floe/dead-letters/load-${new Date(startedMs).toISOString().replace(/[:.]/g, '-')}.ndjson`,
+    opts.deadLetters ??
+      `${wh.dir}/_floe/dead-letters/load-${new Date(startedMs).toISOString().replace(/[:.]/g, '-')}.ndjson`,
   );
   const dead: DeadLetter[] = [];
   const log = (s: string) => {
@@ -57,7 +65,10 @@ export async function loadCommand(files: string[], opts: LoadCommandOptions, out
   };
   const onProgress = (p: LoadProgress) => {
     if (p.kind === 'read') log(`  read ${p.lines.toLocaleString('en-US')} lines of ${p.source}`);
-    else if (p.kind === 'table-start') log(`  ${p.table}: ${p.records.toLocaleString('en-US')} records → staging`);
+    else if (p.kind === 'table-start')
+      log(`  ${p.table}: ${p.records.toLocaleString('en-US')} records → staging`);
+    else if (p.kind === 'table-failed')
+      log(`  ${p.table}: FAILED: ${(p.error as Error).message ?? String(p.error)}`);
     else {
       const r = p.result;
       log(
@@ -89,12 +100,17 @@ export async function loadCommand(files: string[], opts: LoadCommandOptions, out
     await fs.writeFile(dlPath, `${dead.map((d) => JSON.stringify(d)).join('\n')}\n`);
   }
   out(renderReport(report, dead, dlPath, systemClock.nowMs() - startedMs));
-  return 0;
+  return report.failures.length > 0 ? 1 : 0;
 }
 
 const SHOWN_DEAD_LETTERS = 20;
 
-export function renderReport(report: LoadReport, dead: readonly DeadLetter[], dlPath: string, ms: number): string {
+export function renderReport(
+  report: LoadReport,
+  dead: readonly DeadLetter[],
+  dlPath: string,
+  ms: number,
+): string {
   const lines: string[] = [];
   lines.push(
     renderTable(
@@ -110,6 +126,12 @@ export function renderReport(report: LoadReport, dead: readonly DeadLetter[], dl
     ),
   );
   const total = dead.length;
+  for (const f of report.failures) {
+    const e = f.error as { message?: string; kind?: string };
+    lines.push(
+      `table ${f.table}: NOT LOADED (${f.records} records): ${e.message ?? String(f.error)}${e.kind ? ` [${e.kind}]` : ''}`,
+    );
+  }
   lines.push('');
   lines.push(
     `${report.lines.toLocaleString('en-US')} lines read, ${report.rows.toLocaleString('en-US')} rows committed to ${report.tables.length} table(s), ${total} rejected in ${(ms / 1000).toFixed(1)} s`,
@@ -119,7 +141,8 @@ export function renderReport(report: LoadReport, dead: readonly DeadLetter[], dl
       .map(([r, n]) => `${r}: ${n}`)
       .join(', ');
     lines.push(`rejected lines (${byReason}) written to ${dlPath}`);
-    for (const d of dead.slice(0, SHOWN_DEAD_LETTERS)) lines.push(`  ${d.source}:${d.line}  [${d.reason}] ${d.detail}`);
+    for (const d of dead.slice(0, SHOWN_DEAD_LETTERS))
+      lines.push(`  ${d.source}:${d.line}  [${d.reason}] ${d.detail}`);
     if (total > SHOWN_DEAD_LETTERS) lines.push(`  … and ${total - SHOWN_DEAD_LETTERS} more`);
   }
   return lines.join('\n');

@@ -4,8 +4,8 @@
  */
 import { Command, CommanderError } from 'commander';
 import { isFloeError } from '../errors.ts';
-import { describeReport, snapshotsReport, tablesReport } from './inspect.ts';
 import type { LoadedTable } from '../ports/catalog.ts';
+import { describeReport, snapshotsReport, tablesReport } from './inspect.ts';
 import { DEFAULT_WAREHOUSE, looksLikePath, openTablePath, openWarehouse, resolveTable } from './warehouse.ts';
 
 const WAREHOUSE_HELP = `warehouse folder (default: $FLOE_WAREHOUSE or ${DEFAULT_WAREHOUSE})`;
@@ -22,7 +22,10 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('<files...>', 'NDJSON files (one JSON object per line)')
     .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
     .option('-c, --config <file>', 'floe.config.json with routing, inference and partitioning rules')
-    .option('--dead-letters <file>', 'where rejected lines go (default: <warehouse>/_floe/dead-letters/load-<time>.ndjson)')
+    .option(
+      '--dead-letters <file>',
+      'where rejected lines go (default: <warehouse>/_floe/dead-letters/load-<time>.ndjson)',
+    )
     .option('-q, --quiet', 'no progress output')
     .action(async (files: string[], opts) => {
       const { loadCommand } = await import('./load-command.ts');
@@ -58,7 +61,9 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
 
   program
     .command('query')
-    .description('run SQL in DuckDB over the current snapshot of every table (columns read by field id, deletes applied)')
+    .description(
+      'run SQL in DuckDB over the current snapshot of every table (columns read by field id, deletes applied)',
+    )
     .argument('<sql>', 'SQL; tables are views named after the table (also namespace.table)')
     .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
     .option('--json', 'print rows as JSON lines instead of a table')

@@ -1,7 +1,8 @@
 /** `floe query "SQL"`: DuckDB over the current snapshot of every table in the warehouse. */
+
+import { ErrorKind, FloeError } from '../errors.ts';
 import { IcebergQueryEngine } from '../query/index.ts';
 import { renderTable } from './format.ts';
-import { ErrorKind, FloeError } from '../errors.ts';
 import { listAllTables, openTablePath, openWarehouse, type Warehouse } from './warehouse.ts';
 
 export interface QueryCommandOptions {
@@ -28,7 +29,11 @@ export async function openQueryEngine(wh: Warehouse): Promise<IcebergQueryEngine
   return engine;
 }
 
-export async function queryCommand(sql: string, opts: QueryCommandOptions, out: (s: string) => void): Promise<void> {
+export async function queryCommand(
+  sql: string,
+  opts: QueryCommandOptions,
+  out: (s: string) => void,
+): Promise<void> {
   const engine = await openQueryEngine(openWarehouse(opts.warehouse));
   try {
     for (const spec of opts.table ?? []) {
@@ -42,10 +47,16 @@ export async function queryCommand(sql: string, opts: QueryCommandOptions, out: 
     }
     const r = await engine.query(sql);
     if (opts.json) {
-      for (const row of r.rows) out(JSON.stringify(row, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
+      for (const row of r.rows)
+        out(JSON.stringify(row, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
       return;
     }
-    out(renderTable(r.columns, r.rows.map((row) => r.columns.map((c) => cell(row[c])))));
+    out(
+      renderTable(
+        r.columns,
+        r.rows.map((row) => r.columns.map((c) => cell(row[c]))),
+      ),
+    );
     out(`(${r.rows.length} row${r.rows.length === 1 ? '' : 's'})`);
   } finally {
     engine.close();

@@ -2,7 +2,7 @@
 import { promises as fs } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { FileCatalog } from '../adapters/local/file-catalog.ts';
-import { LocalObjectStore, fileUri } from '../adapters/local/local-object-store.ts';
+import { fileUri, LocalObjectStore } from '../adapters/local/local-object-store.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
 import { parseTableMetadata } from '../iceberg/table-metadata.ts';
 import type { TableIdentifier } from '../ports/catalog.ts';
@@ -37,7 +37,8 @@ export async function resolveTable(wh: Warehouse, ref: string): Promise<TableIde
     if ((await wh.catalog.listTables(namespace)).includes(ref)) hits.push({ namespace, name: ref });
   }
   if (hits.length === 1) return hits[0]!;
-  if (hits.length === 0) throw new FloeError(ErrorKind.NotFound, `table ${ref} not found in warehouse ${wh.dir}`);
+  if (hits.length === 0)
+    throw new FloeError(ErrorKind.NotFound, `table ${ref} not found in warehouse ${wh.dir}`);
   throw new FloeError(
     ErrorKind.DataInvalid,
     `table name ${ref} is ambiguous: ${hits.map((h) => `${h.namespace}.${h.name}`).join(', ')}; qualify it`,

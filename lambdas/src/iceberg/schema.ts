@@ -4,12 +4,12 @@
  */
 import { ErrorKind, FloeError } from '../errors.ts';
 import {
-  type IcebergType,
-  type NestedField,
-  type StructType,
   fieldFromJson,
   fieldToJson,
+  type IcebergType,
   isPrimitive,
+  type NestedField,
+  type StructType,
 } from './types.ts';
 
 export interface Schema {
@@ -24,7 +24,8 @@ export function schemaStruct(s: Schema): StructType {
 
 export function schemaToJson(s: Schema): Record<string, unknown> {
   const out: Record<string, unknown> = { type: 'struct', 'schema-id': s.schemaId };
-  if (s.identifierFieldIds && s.identifierFieldIds.length > 0) out['identifier-field-ids'] = [...s.identifierFieldIds];
+  if (s.identifierFieldIds && s.identifierFieldIds.length > 0)
+    out['identifier-field-ids'] = [...s.identifierFieldIds];
   out.fields = s.fields.map(fieldToJson);
   return out;
 }
@@ -68,7 +69,12 @@ export function indexById(s: Schema | StructType): Map<number, IndexedField> {
         return;
       case 'list': {
         const p = [...path, 'element'];
-        const f: NestedField = { id: t.elementId, name: 'element', required: t.elementRequired, type: t.element };
+        const f: NestedField = {
+          id: t.elementId,
+          name: 'element',
+          required: t.elementRequired,
+          type: t.element,
+        };
         out.set(f.id, { field: f, path: p, inCollection: true });
         visit(t.element, p, true);
         return;
@@ -76,7 +82,11 @@ export function indexById(s: Schema | StructType): Map<number, IndexedField> {
       case 'map': {
         const kp = [...path, 'key'];
         const vp = [...path, 'value'];
-        out.set(t.keyId, { field: { id: t.keyId, name: 'key', required: true, type: t.key }, path: kp, inCollection: true });
+        out.set(t.keyId, {
+          field: { id: t.keyId, name: 'key', required: true, type: t.key },
+          path: kp,
+          inCollection: true,
+        });
         out.set(t.valueId, {
           field: { id: t.valueId, name: 'value', required: t.valueRequired, type: t.value },
           path: vp,

@@ -164,7 +164,12 @@ export function typeToString(t: IcebergType): string {
 export type TypeJson = string | Record<string, unknown>;
 
 export function fieldToJson(f: NestedField): Record<string, unknown> {
-  const out: Record<string, unknown> = { id: f.id, name: f.name, required: f.required, type: typeToJson(f.type) };
+  const out: Record<string, unknown> = {
+    id: f.id,
+    name: f.name,
+    required: f.required,
+    type: typeToJson(f.type),
+  };
   if (f.doc !== undefined) out.doc = f.doc;
   if (f.initialDefault !== undefined) out['initial-default'] = f.initialDefault;
   if (f.writeDefault !== undefined) out['write-default'] = f.writeDefault;
@@ -226,7 +231,11 @@ export function typeFromJson(j: TypeJson): IcebergType {
     case 'struct':
       return struct((j.fields as Record<string, unknown>[]).map(fieldFromJson));
     case 'list':
-      return list(num(j['element-id'], 'element-id'), typeFromJson(j.element as TypeJson), j['element-required'] === true);
+      return list(
+        num(j['element-id'], 'element-id'),
+        typeFromJson(j.element as TypeJson),
+        j['element-required'] === true,
+      );
     case 'map':
       return map(
         num(j['key-id'], 'key-id'),

@@ -278,7 +278,12 @@ function buildUtf8(node: LeafNode, vals: Vals, n: number, st: LeafStats, alloc: 
       if (c > 0x7f) break;
       buf[pos + k] = c;
     }
-    pos += k === len ? len : HAS_UTF8_WRITE ? buf.utf8Write(v, pos) : encoder.encodeInto(v, buf.subarray(pos)).written;
+    pos +=
+      k === len
+        ? len
+        : HAS_UTF8_WRITE
+          ? buf.utf8Write(v, pos)
+          : encoder.encodeInto(v, buf.subarray(pos)).written;
     units += len;
     offsets[i + 1] = pos;
     if (track) {

@@ -42,12 +42,11 @@ export class IcebergQueryEngine {
   ): Promise<void> {
     const plan = await planScan(metadata, opts.read ?? this.opts.read, opts);
     const select = tableViewSql(plan, opts.resolvePath ?? this.opts.resolvePath);
-    const target = opts.schema === undefined ? quoteIdent(name) : `${quoteIdent(opts.schema)}.${quoteIdent(name)}`;
-    if (opts.schema !== undefined) await this.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(opts.schema)}`, 'create schema');
-    await this.run(
-      `CREATE OR REPLACE VIEW ${target} AS ${select}`,
-      `register table ${metadata.location}`,
-    );
+    const target =
+      opts.schema === undefined ? quoteIdent(name) : `${quoteIdent(opts.schema)}.${quoteIdent(name)}`;
+    if (opts.schema !== undefined)
+      await this.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(opts.schema)}`, 'create schema');
+    await this.run(`CREATE OR REPLACE VIEW ${target} AS ${select}`, `register table ${metadata.location}`);
   }
 
   /** Runs one SQL statement and returns its rows. */

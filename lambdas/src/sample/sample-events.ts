@@ -96,10 +96,9 @@ export function* sampleEvents(opts: SampleOptions): Generator<Record<string, unk
  * so a producer's money column infers as double from the first record, as real producers write it.
  */
 export function toNdjsonLine(ev: Record<string, unknown>): string {
-  return JSON.stringify(ev, (k, v) => (k === 'amount' && typeof v === 'number' ? `\u0000${v.toFixed(2)}` : v)).replace(
-    /"\\u0000([-0-9.]+)"/g,
-    '$1',
-  );
+  return JSON.stringify(ev, (k, v) =>
+    k === 'amount' && typeof v === 'number' ? `\u0000${v.toFixed(2)}` : v,
+  ).replace(/"\\u0000([-0-9.]+)"/g, '$1');
 }
 
 /** `n` events as NDJSON text (with a trailing newline). */

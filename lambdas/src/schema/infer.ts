@@ -185,7 +185,8 @@ export class StructInferrer {
       case 'number':
         return mergePrimitive(node, T.double, path);
       case 'string':
-        return mergePrimitive(node, this.classify(v), path);
+        // A string column stays string whatever the text looks like: skip the timestamp scan.
+        return node === T.string ? node : mergePrimitive(node, this.classify(v), path);
       case 'boolean':
         return mergePrimitive(node, T.boolean, path);
       default:

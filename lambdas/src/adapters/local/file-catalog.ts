@@ -6,8 +6,8 @@
  * loses nothing.
  */
 import { ErrorKind, FloeError } from '../../errors.ts';
-import { parseTableMetadata, serializeTableMetadata } from '../../iceberg/table-metadata.ts';
 import type { TableMetadata } from '../../iceberg/table-metadata.ts';
+import { parseTableMetadata, serializeTableMetadata } from '../../iceberg/table-metadata.ts';
 import type { Catalog, LoadedTable, TableIdentifier } from '../../ports/catalog.ts';
 import { tableIdToString } from '../../ports/catalog.ts';
 import type { ObjectStore } from '../../ports/object-store.ts';
@@ -113,8 +113,12 @@ export class FileCatalog implements Catalog {
 
   async loadTable(id: TableIdentifier): Promise<LoadedTable> {
     const current = await this.currentFile(id);
-    if (current === undefined) throw new FloeError(ErrorKind.NotFound, `table ${tableIdToString(id)} does not exist`);
-    const metadata = parseTableMetadata(new TextDecoder().decode(await this.store.get(current.uri)), current.uri);
+    if (current === undefined)
+      throw new FloeError(ErrorKind.NotFound, `table ${tableIdToString(id)} does not exist`);
+    const metadata = parseTableMetadata(
+      new TextDecoder().decode(await this.store.get(current.uri)),
+      current.uri,
+    );
     const own = this.defaultLocation(id);
     if (metadata.location.replace(/\/+$/, '') !== own) this.options.relocate?.(metadata.location, own);
     return { id, metadata, metadataLocation: current.uri, versionToken: String(current.version) };

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LocalObjectStore, fileUri } from '../../../../lambdas/src/adapters/local/local-object-store.ts';
+import { fileUri, LocalObjectStore } from '../../../../lambdas/src/adapters/local/local-object-store.ts';
 import { isFloeError } from '../../../../lambdas/src/errors.ts';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'floe-store-'));
