@@ -116,6 +116,7 @@ export async function commitAppend(deps: CommitDeps, req: AppendRequest): Promis
         metadataLocation: base.metadataLocation,
       });
       const committed = await deps.catalog.commitTable(base, next);
+      await cleanUpOldMetadata(deps.store, base, committed);
       return { table: committed, attempts: attempt, ...(snapshot ? { snapshot } : {}) };
     } catch (e) {
       await Promise.all(attemptFiles.map((f) => deps.store.delete(f).catch(() => undefined)));
@@ -188,6 +189,22 @@ async function buildSnapshot(
       ? { 'first-row-id': firstRowId, 'added-rows': list.addedRows ?? addedRows }
       : {}),
   };
+}
+
+/**
+ * `write.metadata.delete-after-commit.enabled`: metadata files that fell out of the metadata log
+ * (trimmed to `write.metadata.previous-versions-max`) are deleted, best effort, as Java does.
+ */
+async function cleanUpOldMetadata(
+  store: ObjectStore,
+  base: LoadedTable,
+  committed: LoadedTable,
+): Promise<void> {
+  const m = committed.metadata;
+  if ((m.properties['write.metadata.delete-after-commit.enabled'] ?? 'false') !== 'true') return;
+  const kept = new Set([committed.metadataLocation, ...m['metadata-log'].map((e) => e['metadata-file'])]);
+  const before = [base.metadataLocation, ...base.metadata['metadata-log'].map((e) => e['metadata-file'])];
+  await Promise.all(before.filter((f) => !kept.has(f)).map((f) => store.delete(f).catch(() => undefined)));
 }
 
 function backoffMs(attempt: number): number {
