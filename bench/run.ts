@@ -5,11 +5,11 @@
  *
  * Options (env): BENCH_EVENTS (default 200000), BENCH_SEED (default 7), BENCH_RUNS (default 3).
  */
-import { createReadStream, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { FileCatalog } from '../lambdas/src/adapters/local/file-catalog.ts';
+import { readLineBatches } from '../lambdas/src/adapters/local/line-reader.ts';
 import { fileUri, LocalObjectStore } from '../lambdas/src/adapters/local/local-object-store.ts';
 import { randomIds, systemClock } from '../lambdas/src/adapters/local/system-clock.ts';
 import { loadSources } from '../lambdas/src/app/load.ts';
@@ -55,7 +55,7 @@ async function floeLoad(
     [
       {
         name: input,
-        lines: createInterface({ input: createReadStream(input, 'utf8'), crlfDelay: Infinity }),
+        lines: readLineBatches(input),
       },
     ],
   );

@@ -35,7 +35,17 @@ import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 export interface LoadSource {
   /** Shown in progress output and dead letters (a file path). */
   readonly name: string;
-  readonly lines: Iterable<string> | AsyncIterable<string>;
+  /** Lines one by one, or in batches (cheaper: one await per batch instead of per line). */
+  readonly lines: Iterable<string> | AsyncIterable<string | readonly string[]>;
+}
+
+async function* batchesOf(lines: LoadSource['lines']): AsyncGenerator<readonly string[]> {
+  if (Symbol.iterator in lines) {
+    const all = Array.isArray(lines) ? (lines as readonly string[]) : [...(lines as Iterable<string>)];
+    yield all;
+    return;
+  }
+  for await (const item of lines) yield typeof item === 'string' ? [item] : item;
 }
 
 export type LoadProgress =
@@ -104,57 +114,59 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
   let lines = 0;
   for (const src of sources) {
     let n = 0;
-    for await (const raw of src.lines) {
-      n++;
-      lines++;
-      if (n % 50_000 === 0) deps.onProgress?.({ kind: 'read', source: src.name, lines: n });
-      if (raw.trim() === '') continue;
-      let value: JsonValue;
-      try {
-        value = parseJsonRecord(raw);
-      } catch (e) {
-        await reject({
-          source: src.name,
-          line: n,
-          reason: DeadLetterReason.MalformedJson,
-          detail: errText(e),
-          raw,
-        });
-        continue;
+    for await (const batch of batchesOf(src.lines)) {
+      for (const raw of batch) {
+        n++;
+        lines++;
+        if (n % 50_000 === 0) deps.onProgress?.({ kind: 'read', source: src.name, lines: n });
+        if (raw.trim() === '') continue;
+        let value: JsonValue;
+        try {
+          value = parseJsonRecord(raw);
+        } catch (e) {
+          await reject({
+            source: src.name,
+            line: n,
+            reason: DeadLetterReason.MalformedJson,
+            detail: errText(e),
+            raw,
+          });
+          continue;
+        }
+        if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+          await reject({
+            source: src.name,
+            line: n,
+            reason: DeadLetterReason.NotAnObject,
+            detail: `expected a JSON object, got ${jsonKindOf(value)}`,
+            raw,
+          });
+          continue;
+        }
+        const obj = value as Record<string, JsonValue>;
+        const route = router(obj);
+        if (!route.ok) {
+          await reject({
+            source: src.name,
+            line: n,
+            reason:
+              route.reason === 'illegal-name'
+                ? DeadLetterReason.IllegalTableName
+                : route.reason === 'not-allowed'
+                  ? DeadLetterReason.TableNotAllowed
+                  : DeadLetterReason.NoRoute,
+            detail: route.detail,
+            raw,
+          });
+          continue;
+        }
+        let bucket = byTable.get(route.table);
+        if (!bucket) {
+          bucket = [];
+          byTable.set(route.table, bucket);
+        }
+        bucket.push({ seq: lines, source: src.name, line: n, raw, value: obj });
       }
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        await reject({
-          source: src.name,
-          line: n,
-          reason: DeadLetterReason.NotAnObject,
-          detail: `expected a JSON object, got ${jsonKindOf(value)}`,
-          raw,
-        });
-        continue;
-      }
-      const obj = value as Record<string, JsonValue>;
-      const route = router(obj);
-      if (!route.ok) {
-        await reject({
-          source: src.name,
-          line: n,
-          reason:
-            route.reason === 'illegal-name'
-              ? DeadLetterReason.IllegalTableName
-              : route.reason === 'not-allowed'
-                ? DeadLetterReason.TableNotAllowed
-                : DeadLetterReason.NoRoute,
-          detail: route.detail,
-          raw,
-        });
-        continue;
-      }
-      let bucket = byTable.get(route.table);
-      if (!bucket) {
-        bucket = [];
-        byTable.set(route.table, bucket);
-      }
-      bucket.push({ seq: lines, source: src.name, line: n, raw, value: obj });
     }
     deps.onProgress?.({ kind: 'read', source: src.name, lines: n });
   }

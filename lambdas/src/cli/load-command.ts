@@ -1,7 +1,7 @@
 /** `floe load FILES… --warehouse DIR [--config FILE]`. */
-import { createReadStream, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { readLineBatches } from '../adapters/local/line-reader.ts';
 import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import type { DeadLetter } from '../app/dead-letters.ts';
 import { type LoadProgress, type LoadReport, type LoadSource, loadSources } from '../app/load.ts';
@@ -35,10 +35,6 @@ export async function readConfigFile(path: string | undefined): Promise<FloeConf
     );
   }
   return parseConfig(json);
-}
-
-function fileLines(path: string): AsyncIterable<string> {
-  return createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Number.POSITIVE_INFINITY });
 }
 
 export async function loadCommand(
@@ -78,7 +74,7 @@ export async function loadCommand(
       );
     }
   };
-  const sources: LoadSource[] = files.map((f) => ({ name: f, lines: fileLines(f) }));
+  const sources: LoadSource[] = files.map((f) => ({ name: f, lines: readLineBatches(f) }));
   log(`loading ${files.length} file(s) into ${wh.dir}`);
   const report = await loadSources(
     {

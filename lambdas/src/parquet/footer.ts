@@ -37,6 +37,11 @@ const CMD_PATH = 3;
 const CMD_TOTAL_COMPRESSED = 7;
 const CMD_DATA_PAGE_OFFSET = 9;
 const CMD_DICT_PAGE_OFFSET = 11;
+const CMD_STATISTICS = 12;
+const ST_MAX = 1;
+const ST_MIN = 2;
+const ST_MAX_VALUE = 5;
+const ST_MIN_VALUE = 6;
 const KV_KEY = 1;
 const KV_VALUE = 2;
 
@@ -66,6 +71,12 @@ export interface FooterMetrics {
   readonly columnSizes: Map<number, bigint>;
   /** Start offset of every row group, ascending. */
   readonly splitOffsets: bigint[];
+  /**
+   * Byte-wise min / max of each leaf's column-chunk statistics over all row groups, as the
+   * writer recorded them (for BYTE_ARRAY leaves: UTF-8 or raw bytes; possibly truncated by the
+   * writer, which keeps them valid lower / upper bounds). Absent when a chunk has no statistics.
+   */
+  readonly byteStats: Map<number, { min: Uint8Array; max: Uint8Array }>;
 }
 
 function invalid(msg: string): FloeError {
@@ -182,9 +193,17 @@ function patchPaths(fmd: TStruct, leaves: LeafInfo[]): void {
   }
 }
 
+function compareUnsigned(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
 function footerMetrics(fmd: TStruct, leaves: LeafInfo[]): FooterMetrics {
   const columnSizes = new Map<number, bigint>();
   const splitOffsets: bigint[] = [];
+  const byteStats = new Map<number, { min: Uint8Array; max: Uint8Array }>();
+  const noStats = new Set<number>();
   for (const rg of structList(getField(fmd, FMD_ROW_GROUPS))) {
     const columns = structList(getField(rg, RG_COLUMNS));
     columns.forEach((cc, idx) => {
@@ -193,6 +212,20 @@ function footerMetrics(fmd: TStruct, leaves: LeafInfo[]): FooterMetrics {
       if (!meta || id === undefined) return;
       const size = asBigInt(getField(meta, CMD_TOTAL_COMPRESSED)) ?? 0n;
       columnSizes.set(id, (columnSizes.get(id) ?? 0n) + size);
+      const st = getField(meta, CMD_STATISTICS) as TStruct | undefined;
+      const min = st && (getField(st, ST_MIN_VALUE) ?? getField(st, ST_MIN));
+      const max = st && (getField(st, ST_MAX_VALUE) ?? getField(st, ST_MAX));
+      if (!(min instanceof Uint8Array) || !(max instanceof Uint8Array)) {
+        // An all-null chunk has no min/max; it does not widen the bounds of the others.
+        if (!st) noStats.add(id);
+        return;
+      }
+      const cur = byteStats.get(id);
+      if (!cur) byteStats.set(id, { min, max });
+      else {
+        if (compareUnsigned(min, cur.min) < 0) cur.min = min;
+        if (compareUnsigned(max, cur.max) > 0) cur.max = max;
+      }
     });
     // Same rule as parquet-mr's BlockMetaData.getStartingPos: the first column's dictionary page
     // if it precedes the first data page, else the first data page.
@@ -204,7 +237,8 @@ function footerMetrics(fmd: TStruct, leaves: LeafInfo[]): FooterMetrics {
     }
   }
   splitOffsets.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return { columnSizes, splitOffsets };
+  for (const id of noStats) byteStats.delete(id);
+  return { columnSizes, splitOffsets, byteStats };
 }
 
 /**

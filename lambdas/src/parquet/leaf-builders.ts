@@ -251,63 +251,36 @@ function hasAstral(bytes: Uint8Array, len: number): boolean {
 function buildUtf8(node: LeafNode, vals: Vals, n: number, st: LeafStats, alloc: Allocator): arrow.Data {
   const offsets = alloc.int32(n + 1);
   const val = new Validity(n);
-  let buf = alloc.bytes(Math.max(64, n * 8));
-  let pos = 0;
+  // Fast path: join the column's strings natively and encode once. When the UTF-8 byte length
+  // equals the UTF-16 length everything is ASCII and the offsets are the running string lengths.
+  // String bounds come from the Parquet footer statistics (see finishMetrics), as Java's do.
+  const parts: string[] = [];
   let units = 0;
-  const track = st.trackBounds;
-  let min: string | undefined;
-  let max: string | undefined;
   for (let i = 0; i < n; i++) {
     const v = vals[i];
     if (typeof v !== 'string') {
       if (v == null || v === PARENT_NULL) {
         val.onNull(node, v === PARENT_NULL, i);
-        offsets[i + 1] = pos;
+        offsets[i + 1] = units;
         continue;
       }
       throw badValue(node, v, i, 'expected a string');
     }
-    const len = v.length;
-    const need = len * 3; // worst case UTF-8 bytes per UTF-16 unit
-    if (pos + need > buf.length) buf = growBytes(alloc, buf, pos, need, i, n);
-    // ASCII fast path: most event strings are ASCII, and a per-char loop beats a native call per
-    // short string by ~10×; the first non-ASCII unit hands the whole string to the encoder.
-    let k = 0;
-    for (; k < len; k++) {
-      const c = v.charCodeAt(k);
-      if (c > 0x7f) break;
-      buf[pos + k] = c;
-    }
-    pos +=
-      k === len
-        ? len
-        : HAS_UTF8_WRITE
-          ? buf.utf8Write(v, pos)
-          : encoder.encodeInto(v, buf.subarray(pos)).written;
-    units += len;
-    offsets[i + 1] = pos;
-    if (track) {
-      if (min === undefined || v < min) min = v;
-      if (max === undefined || v > max) max = v;
-    }
+    parts.push(v);
+    units += v.length;
+    offsets[i + 1] = units;
   }
-  if (pos > 0x7fffffff) throw badValue(node, '…', n - 1, 'column exceeds 2 GiB of string data');
+  const joined = parts.join('');
+  let data: Uint8Array;
+  if (HAS_UTF8_WRITE && Buffer.byteLength(joined, 'utf8') === units) {
+    const buf = alloc.bytes(Math.max(64, units));
+    buf.utf8Write(joined, 0);
+    data = buf.subarray(0, units);
+  } else {
+    data = encodeEach(node, vals, n, offsets, alloc);
+  }
+  if (data.length > 0x7fffffff) throw badValue(node, '…', n - 1, 'column exceeds 2 GiB of string data');
   finishLeaf(st, n, val);
-  if (min !== undefined && max !== undefined) {
-    // JS `<` compares UTF-16 units, which disagrees with code-point order only when surrogate
-    // pairs are involved; redo the bounds exactly in that (rare) case.
-    if (units !== pos && hasAstral(buf, pos)) {
-      const strings: string[] = [];
-      for (let i = 0; i < n; i++) {
-        const v = vals[i];
-        if (typeof v === 'string') strings.push(v);
-      }
-      ({ min, max } = exactStringBounds(strings));
-    }
-    st.min = min;
-    st.max = max;
-  }
-  const data = buf.subarray(0, pos);
   return arrow.makeData({
     type: node.arrowType as arrow.Utf8,
     length: n,
@@ -316,6 +289,29 @@ function buildUtf8(node: LeafNode, vals: Vals, n: number, st: LeafStats, alloc: 
     valueOffsets: offsets,
     data,
   });
+}
+
+/** Non-ASCII column: encode value by value and rewrite the offsets in bytes. */
+function encodeEach(
+  node: LeafNode,
+  vals: Vals,
+  n: number,
+  offsets: Int32Array,
+  alloc: Allocator,
+): Uint8Array {
+  let buf = alloc.bytes(64);
+  let pos = 0;
+  for (let i = 0; i < n; i++) {
+    const v = vals[i];
+    if (typeof v === 'string') {
+      const need = v.length * 3; // worst case UTF-8 bytes per UTF-16 unit
+      if (pos + need > buf.length) buf = growBytes(alloc, buf, pos, need, i, n);
+      pos += HAS_UTF8_WRITE ? buf.utf8Write(v, pos) : encoder.encodeInto(v, buf.subarray(pos)).written;
+    }
+    offsets[i + 1] = pos;
+  }
+  void node;
+  return buf.subarray(0, pos);
 }
 
 function buildBinary(node: LeafNode, vals: Vals, n: number, st: LeafStats, alloc: Allocator): arrow.Data {

@@ -21,6 +21,8 @@ import {
 import type { PrimitiveType } from '../iceberg/types.ts';
 import type { IcebergValue } from '../iceberg/values.ts';
 
+const utf8Decoder = new TextDecoder('utf-8', { fatal: false });
+
 /** Mutable accumulator for one primitive leaf column. */
 export interface LeafStats {
   readonly id: number;
@@ -92,7 +94,11 @@ function isTruncatable(t: PrimitiveType): boolean {
  */
 export function finishMetrics(
   leaves: readonly LeafStats[],
-  footer: { columnSizes: Map<number, bigint>; splitOffsets: bigint[] },
+  footer: {
+    columnSizes: Map<number, bigint>;
+    splitOffsets: bigint[];
+    byteStats?: Map<number, { min: Uint8Array; max: Uint8Array }>;
+  },
   truncateLength = 16,
 ): DataFileMetrics {
   const valueCounts = new Map<number, bigint>();
@@ -104,6 +110,14 @@ export function finishMetrics(
     valueCounts.set(s.id, BigInt(s.valueCount));
     nullValueCounts.set(s.id, BigInt(s.nullCount));
     if (s.type.kind === 'float' || s.type.kind === 'double') nanValueCounts.set(s.id, BigInt(s.nanCount));
+    if (s.trackBounds && s.type.kind === 'string' && s.min === undefined) {
+      // String bounds are taken from the writer's column statistics (byte order = code point order).
+      const stats = footer.byteStats?.get(s.id);
+      if (stats && s.valueCount > s.nullCount) {
+        s.min = utf8Decoder.decode(stats.min);
+        s.max = utf8Decoder.decode(stats.max);
+      }
+    }
     if (!s.trackBounds || s.min === undefined || s.max === undefined) continue;
     const trunc = isTruncatable(s.type);
     const lower = trunc ? truncateLowerBound(s.type, s.min, truncateLength) : s.min;
