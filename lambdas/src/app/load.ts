@@ -16,20 +16,29 @@ import {
   partitionPath,
   partitionTuple,
 } from '../iceberg/partitioning.ts';
-import { type Schema, schemaStruct } from '../iceberg/schema.ts';
+import { indexById, type Schema, schemaStruct } from '../iceberg/schema.ts';
 import { assignFreshIds, unionByName } from '../iceberg/schema-evolution.ts';
 import type { TableMetadata } from '../iceberg/table-metadata.ts';
 import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
-import type { StructType } from '../iceberg/types.ts';
+import { applyTransform, parseTransform } from '../iceberg/transform.ts';
+import { isPrimitive, type StructType } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
-import { writeDataFile } from '../parquet/index.ts';
+import {
+  type ColumnarBatch,
+  type DataFileResult,
+  supportsColumnar,
+  writeColumnarDataFile,
+  writeDataFile,
+} from '../parquet/index.ts';
 import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
 import { JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
-import { compileRouter } from '../routing/index.ts';
+import { ShapeScanner } from '../records/shape-scanner.ts';
+import { compileRouter, type RouteResult, type Router } from '../routing/index.ts';
 import { compileRowConverter, describeConvertFailure } from '../schema/convert.ts';
 import { fitToExisting } from '../schema/fit.ts';
 import { StructInferrer } from '../schema/infer.ts';
 import { type CommitDeps, commitAppend, type PreparedAppend } from './append.ts';
+import { ColumnarTableBatch, gatherRows, valueAt } from './columnar-batch.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 
 export interface LoadSource {
@@ -63,6 +72,11 @@ export interface LoadDeps extends CommitDeps {
   readonly summary?: Readonly<Record<string, string>>;
   /** Rows per Parquet file within one partition (default 1,000,000). */
   readonly maxRowsPerFile?: number;
+  /**
+   * Scan clean records straight into columns (default true). Off: every record takes the generic
+   * path. Both give the same tables; the switch exists for tests and as a safety valve.
+   */
+  readonly fastPath?: boolean;
 }
 
 export interface TableLoadResult {
@@ -76,6 +90,8 @@ export interface TableLoadResult {
   readonly specChanged: boolean;
   readonly snapshotId?: bigint;
   readonly attempts: number;
+  /** Which ingest path staged the table: columnar (fast) or record by record (generic). */
+  readonly path: 'columnar' | 'generic';
 }
 
 export interface TableFailure {
@@ -111,6 +127,8 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
     await deps.onDeadLetter(d);
   };
   const router = compileRouter(deps.config.routing);
+  const fast =
+    deps.fastPath !== false && fastRouting(deps.config) ? new FastPath(deps.config, router) : undefined;
   let lines = 0;
   for (const src of sources) {
     let n = 0;
@@ -120,6 +138,20 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
         lines++;
         if (n % 50_000 === 0) deps.onProgress?.({ kind: 'read', source: src.name, lines: n });
         if (raw.trim() === '') continue;
+        if (fast) {
+          const route = fast.take(raw, lines, src.name, n);
+          if (route === true) continue;
+          if (route !== undefined) {
+            await reject({
+              source: src.name,
+              line: n,
+              reason: routeReason(route),
+              detail: route.detail,
+              raw,
+            });
+            continue;
+          }
+        }
         let value: JsonValue;
         try {
           value = parseJsonRecord(raw);
@@ -146,18 +178,7 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
         const obj = value as Record<string, JsonValue>;
         const route = router(obj);
         if (!route.ok) {
-          await reject({
-            source: src.name,
-            line: n,
-            reason:
-              route.reason === 'illegal-name'
-                ? DeadLetterReason.IllegalTableName
-                : route.reason === 'not-allowed'
-                  ? DeadLetterReason.TableNotAllowed
-                  : DeadLetterReason.NoRoute,
-            detail: route.detail,
-            raw,
-          });
+          await reject({ source: src.name, line: n, reason: routeReason(route), detail: route.detail, raw });
           continue;
         }
         let bucket = byTable.get(route.table);
@@ -173,21 +194,23 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
 
   const tables: TableLoadResult[] = [];
   const failures: TableFailure[] = [];
-  for (const [table, records] of [...byTable].sort(([a], [b]) => a.localeCompare(b))) {
-    deps.onProgress?.({ kind: 'table-start', table, records: records.length });
+  const names = [...new Set([...byTable.keys(), ...(fast?.tables.keys() ?? [])])].sort();
+  for (const table of names) {
+    const records = byTable.get(table) ?? [];
+    const columnar = fast?.tables.get(table);
+    const count = records.length + (columnar?.rowCount ?? 0);
+    deps.onProgress?.({ kind: 'table-start', table, records: count });
     try {
-      const result = await loadTable(
-        deps,
-        { namespace: deps.config.namespace, name: table },
-        records,
-        reject,
-      );
+      const id = { namespace: deps.config.namespace, name: table };
+      const result =
+        (columnar && records.length === 0 ? await loadTableColumnar(deps, id, columnar) : undefined) ??
+        (await loadTable(deps, id, mergeBySeq(records, columnar ? reparse(columnar) : []), reject));
       tables.push(result);
       deps.onProgress?.({ kind: 'table-done', table, result });
     } catch (error) {
       // One table's failure (I/O, a conflict budget spent) must not stop the others; its records
       // are not bad input, so they are reported as not loaded rather than dead-lettered.
-      failures.push({ table, records: records.length, error });
+      failures.push({ table, records: count, error });
       deps.onProgress?.({ kind: 'table-failed', table, error });
     }
   }
@@ -226,6 +249,7 @@ async function loadTable(
       schemaChanges: [],
       specChanged: false,
       attempts: 0,
+      path: 'generic',
     };
   }
 
@@ -272,6 +296,7 @@ async function loadTable(
     specChanged: last?.specChanged ?? false,
     ...(result.snapshot ? { snapshotId: result.snapshot['snapshot-id'] } : {}),
     attempts: result.attempts,
+    path: 'generic',
   };
 }
 
@@ -410,24 +435,24 @@ async function createTable(
   }
 }
 
-/** Evolves schema and spec against `base`, converts rows, and writes one Parquet file per partition. */
-async function stage(
-  deps: LoadDeps,
-  base: LoadedTable,
-  batchType: StructType,
-  candidates: readonly string[],
-  records: readonly PendingRecord[],
-  staged: string[],
-): Promise<{ prepared: PreparedAppend; rejected: DeadLetter[]; changes: string[]; specChanged: boolean }> {
+interface Evolved {
+  readonly schema: Schema;
+  readonly spec: PartitionSpec;
+  readonly updates: TableUpdate[];
+  readonly changes: string[];
+  readonly specChanged: boolean;
+}
+
+/** Schema and spec evolution of `base` for a batch (metadata-only updates). */
+function evolve(base: LoadedTable, batchType: StructType, candidates: readonly string[]): Evolved {
   const m = base.metadata;
-  const name = base.id.name;
   const updates: TableUpdate[] = [];
   const current = currentSchema(m);
   const maxSchemaId = Math.max(...m.schemas.map((s) => s.schemaId));
   // The base may have moved on since the batch was fitted: fit again to what is there now.
-  batchType = fitToExisting(schemaStruct(current), batchType);
-  const evolved = unionByName(current, batchType, m['last-column-id'], m['format-version'], {
-    tableName: name,
+  const fitted = fitToExisting(schemaStruct(current), batchType);
+  const evolved = unionByName(current, fitted, m['last-column-id'], m['format-version'], {
+    tableName: base.id.name,
     maxSchemaId,
   });
   const schema = evolved.schema ?? current;
@@ -450,7 +475,21 @@ async function stage(
       updates.push({ action: 'set-default-spec', 'spec-id': LAST_ADDED });
     }
   }
+  return { schema, spec: spec.spec, updates, changes: evolved.changes, specChanged: spec.changed };
+}
 
+/** Evolves schema and spec against `base`, converts rows, and writes one Parquet file per partition. */
+async function stage(
+  deps: LoadDeps,
+  base: LoadedTable,
+  batchType: StructType,
+  candidates: readonly string[],
+  records: readonly PendingRecord[],
+  staged: string[],
+): Promise<{ prepared: PreparedAppend; rejected: DeadLetter[]; changes: string[]; specChanged: boolean }> {
+  const m = base.metadata;
+  const name = base.id.name;
+  const { schema, spec, updates, changes, specChanged } = evolve(base, batchType, candidates);
   const convert = compileRowConverter(schema);
   const rejected: DeadLetter[] = [];
   const groups = new Map<string, { tuple: IcebergValue[]; rows: Row[] }>();
@@ -460,7 +499,7 @@ async function stage(
       rejected.push(deadLetterOf(r, DeadLetterReason.InvalidValue, describeConvertFailure(name, c), name));
       continue;
     }
-    const tuple = partitionTuple(spec.spec, schema, c.row);
+    const tuple = partitionTuple(spec, schema, c.row);
     const key = partitionKey(tuple);
     let g = groups.get(key);
     if (!g) {
@@ -469,41 +508,48 @@ async function stage(
     }
     g.rows.push(c.row);
   }
-
   const maxRows = deps.maxRowsPerFile ?? 1_000_000;
   const dataFiles: DataFile[] = [];
   const compression = codecOf(m);
   for (const g of groups.values()) {
     for (let i = 0; i < g.rows.length; i += maxRows) {
-      const rows = g.rows.slice(i, i + maxRows);
-      const file = writeDataFile(schema, rows, { compression });
-      const dir = partitionPath(spec.spec, schema, g.tuple);
-      const uri = `${dataLocation(m)}/${dir ? `${dir}/` : ''}${String(dataFiles.length).padStart(5, '0')}-${deps.ids.uuid()}.parquet`;
-      await deps.store.put(uri, file.bytes);
-      staged.push(uri);
-      dataFiles.push({
-        content: DataFileContent.DATA,
-        file_path: uri,
-        file_format: 'PARQUET',
-        partition: g.tuple,
-        record_count: BigInt(file.recordCount),
-        file_size_in_bytes: BigInt(file.bytes.length),
-        column_sizes: file.metrics.columnSizes,
-        value_counts: file.metrics.valueCounts,
-        null_value_counts: file.metrics.nullValueCounts,
-        nan_value_counts: file.metrics.nanValueCounts,
-        lower_bounds: file.metrics.lowerBounds,
-        upper_bounds: file.metrics.upperBounds,
-        split_offsets: file.metrics.splitOffsets,
-        sort_order_id: 0,
-      });
+      const file = writeDataFile(schema, g.rows.slice(i, i + maxRows), { compression });
+      dataFiles.push(await putDataFile(deps, m, schema, spec, g.tuple, file, dataFiles.length, staged));
     }
   }
+  return { prepared: { updates, dataFiles, specId: spec['spec-id'] }, rejected, changes, specChanged };
+}
+
+/** Stores one written Parquet file and describes it for the manifest. */
+async function putDataFile(
+  deps: LoadDeps,
+  m: TableMetadata,
+  schema: Schema,
+  spec: PartitionSpec,
+  tuple: IcebergValue[],
+  file: DataFileResult,
+  ordinal: number,
+  staged: string[],
+): Promise<DataFile> {
+  const dir = partitionPath(spec, schema, tuple);
+  const uri = `${dataLocation(m)}/${dir ? `${dir}/` : ''}${String(ordinal).padStart(5, '0')}-${deps.ids.uuid()}.parquet`;
+  await deps.store.put(uri, file.bytes);
+  staged.push(uri);
   return {
-    prepared: { updates, dataFiles, specId: spec.spec['spec-id'] },
-    rejected,
-    changes: evolved.changes,
-    specChanged: spec.changed,
+    content: DataFileContent.DATA,
+    file_path: uri,
+    file_format: 'PARQUET',
+    partition: tuple,
+    record_count: BigInt(file.recordCount),
+    file_size_in_bytes: BigInt(file.bytes.length),
+    column_sizes: file.metrics.columnSizes,
+    value_counts: file.metrics.valueCounts,
+    null_value_counts: file.metrics.nullValueCounts,
+    nan_value_counts: file.metrics.nanValueCounts,
+    lower_bounds: file.metrics.lowerBounds,
+    upper_bounds: file.metrics.upperBounds,
+    split_offsets: file.metrics.splitOffsets,
+    sort_order_id: 0,
   };
 }
 
@@ -565,4 +611,209 @@ function jsonKindOf(v: JsonValue): string {
 
 function errText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+function routeReason(route: { reason: 'no-route' | 'illegal-name' | 'not-allowed' }): DeadLetter['reason'] {
+  if (route.reason === 'illegal-name') return DeadLetterReason.IllegalTableName;
+  if (route.reason === 'not-allowed') return DeadLetterReason.TableNotAllowed;
+  return DeadLetterReason.NoRoute;
+}
+
+// ---- The fast path: scanned records accumulated column by column -------------------------------
+
+/** The fast path routes by a plain top-level routing field only (templates need whole records). */
+function fastRouting(cfg: FloeConfig): boolean {
+  return (
+    cfg.routing.tableField === undefined &&
+    cfg.routing.template === undefined &&
+    !cfg.routing.routingField.includes('.')
+  );
+}
+
+type FailedRoute = Extract<RouteResult, { ok: false }>;
+
+class FastPath {
+  readonly tables = new Map<string, ColumnarTableBatch>();
+  private readonly scanner = new ShapeScanner();
+  private readonly routes = new Map<string, RouteResult>();
+  private readonly routingSlot = new Map<number, number>();
+  private readonly field: string;
+
+  constructor(
+    cfg: FloeConfig,
+    private readonly router: Router,
+  ) {
+    this.field = cfg.routing.routingField;
+  }
+
+  /** true: taken; a failed route: dead-letter it; undefined: use the generic path. */
+  take(raw: string, seq: number, source: string, line: number): true | FailedRoute | undefined {
+    const shape = this.scanner.scan(raw);
+    if (!shape) return undefined;
+    let slot = this.routingSlot.get(shape.id);
+    if (slot === undefined) {
+      slot = shape.slots.findIndex((s) => s.path === this.field);
+      this.routingSlot.set(shape.id, slot);
+    }
+    const v = slot >= 0 ? this.scanner.values[slot] : undefined;
+    let route: RouteResult;
+    if (typeof v === 'string') {
+      let cached = this.routes.get(v);
+      if (!cached) {
+        cached = this.router({ [this.field]: v });
+        this.routes.set(v, cached);
+      }
+      route = cached;
+    } else {
+      route = this.router(slot >= 0 ? { [this.field]: v } : {});
+    }
+    if (!route.ok) return route;
+    let batch = this.tables.get(route.table);
+    if (!batch) {
+      batch = new ColumnarTableBatch();
+      this.tables.set(route.table, batch);
+    }
+    batch.append(shape, this.scanner.values, this.scanner.kinds, seq, source, line, raw);
+    return true;
+  }
+}
+
+/** Thrown inside a commit attempt when the fast path meets something only the generic path handles. */
+class UseGenericPath extends Error {}
+
+/**
+ * Loads a table whose records all came through the fast path, or returns undefined (having
+ * written nothing that stays) when any rule needs the generic path.
+ */
+async function loadTableColumnar(
+  deps: LoadDeps,
+  id: TableIdentifier,
+  batch: ColumnarTableBatch,
+): Promise<TableLoadResult | undefined> {
+  const cfg = deps.config;
+  const name = id.name;
+  const candidates = partitionCandidatesFor(cfg, name);
+  const batchType = batch.inferType(hintsFor(cfg, name), cfg.inference.detectTimestamps);
+  if (!batchType || batchType.fields.length === 0) return undefined;
+  const exists = await deps.catalog.tableExists(id);
+  if (exists) {
+    const base = await deps.catalog.loadTable(id);
+    const current = currentSchema(base.metadata);
+    try {
+      unionByName(
+        current,
+        fitToExisting(schemaStruct(current), batchType),
+        base.metadata['last-column-id'],
+        base.metadata['format-version'],
+      );
+    } catch (e) {
+      if (isFloeError(e, ErrorKind.SchemaIncompatible)) return undefined;
+      throw e;
+    }
+  }
+  const created = exists ? false : await createTable(deps, id, batchType, candidates);
+  let last: { key: string; prepared: PreparedAppend; changes: string[]; specChanged: boolean } | undefined;
+  const staged: string[] = [];
+  try {
+    const result = await commitAppend(deps, {
+      table: id,
+      summary: deps.summary,
+      prepare: async (base: LoadedTable) => {
+        const m = base.metadata;
+        const key = `${m['current-schema-id']}/${m['last-column-id']}/${m['default-spec-id']}/${m['last-partition-id']}`;
+        if (last?.key === key) return last.prepared;
+        await Promise.all(staged.splice(0).map((f) => deps.store.delete(f).catch(() => undefined)));
+        const ev = evolve(base, batchType, candidates);
+        if (!supportsColumnar(ev.schema)) throw new UseGenericPath();
+        const columns = batch.toColumnar(ev.schema);
+        if (!columns) throw new UseGenericPath();
+        const dataFiles = await writeColumnarFiles(deps, m, ev.schema, ev.spec, columns, staged);
+        last = {
+          key,
+          prepared: { updates: ev.updates, dataFiles, specId: ev.spec['spec-id'] },
+          changes: ev.changes,
+          specChanged: ev.specChanged,
+        };
+        return last.prepared;
+      },
+    });
+    const files = last?.prepared.dataFiles ?? [];
+    return {
+      table: name,
+      created,
+      rows: Number(files.reduce((n, f) => n + f.record_count, 0n)),
+      files: files.length,
+      bytes: Number(files.reduce((n, f) => n + f.file_size_in_bytes, 0n)),
+      deadLetters: 0,
+      schemaChanges: last?.changes ?? [],
+      specChanged: last?.specChanged ?? false,
+      ...(result.snapshot ? { snapshotId: result.snapshot['snapshot-id'] } : {}),
+      attempts: result.attempts,
+      path: 'columnar',
+    };
+  } catch (e) {
+    if (!(e instanceof UseGenericPath)) throw e;
+    await Promise.all(staged.splice(0).map((f) => deps.store.delete(f).catch(() => undefined)));
+    return undefined;
+  }
+}
+
+/** Splits converted columns by partition and writes one Parquet file per partition (and size). */
+async function writeColumnarFiles(
+  deps: LoadDeps,
+  m: TableMetadata,
+  schema: Schema,
+  spec: PartitionSpec,
+  columns: ColumnarBatch,
+  staged: string[],
+): Promise<DataFile[]> {
+  const n = columns.rowCount;
+  const byId = indexById(schema);
+  const fields = spec.fields.map((f) => {
+    const source = byId.get(f['source-id'])?.field;
+    if (!source || !isPrimitive(source.type)) throw new UseGenericPath();
+    return {
+      transform: parseTransform(f.transform),
+      type: source.type,
+      leaf: columns.leaves.get(f['source-id']),
+    };
+  });
+  const groups = new Map<string, { tuple: IcebergValue[]; rows: number[] }>();
+  if (fields.length === 0) {
+    groups.set('', { tuple: [], rows: Array.from({ length: n }, (_, i) => i) });
+  } else {
+    for (let r = 0; r < n; r++) {
+      const tuple = fields.map((f) => applyTransform(f.transform, f.type, valueAt(f.leaf, r)));
+      const key = partitionKey(tuple);
+      let g = groups.get(key);
+      if (!g) {
+        g = { tuple, rows: [] };
+        groups.set(key, g);
+      }
+      g.rows.push(r);
+    }
+  }
+  const maxRows = deps.maxRowsPerFile ?? 1_000_000;
+  const compression = codecOf(m);
+  const dataFiles: DataFile[] = [];
+  for (const g of groups.values()) {
+    for (let i = 0; i < g.rows.length; i += maxRows) {
+      const rows = g.rows.slice(i, i + maxRows);
+      const part = groups.size === 1 && rows.length === n ? columns : gatherRows(columns, rows);
+      const file = writeColumnarDataFile(schema, part, { compression });
+      dataFiles.push(await putDataFile(deps, m, schema, spec, g.tuple, file, dataFiles.length, staged));
+    }
+  }
+  return dataFiles;
+}
+
+/** The fast path's records as generic records (re-parsed), when a table needs the generic path. */
+function reparse(batch: ColumnarTableBatch): PendingRecord[] {
+  return batch.provenance.map((p) => ({ ...p, value: parseJsonRecord(p.raw) as Record<string, JsonValue> }));
+}
+
+function mergeBySeq(a: PendingRecord[], b: PendingRecord[]): PendingRecord[] {
+  if (b.length === 0) return a;
+  if (a.length === 0) return b;
+  return [...a, ...b].sort((x, y) => x.seq - y.seq);
 }

@@ -25,6 +25,8 @@ export interface LeafNode extends NodeBase {
 }
 export interface StructNode extends NodeBase {
   readonly kind: 'struct';
+  /** Iceberg field id of the struct field (the schema root is never a node). */
+  readonly id: number;
   readonly children: readonly PlanNode[];
   readonly childNames: readonly string[];
 }
@@ -81,7 +83,7 @@ export function planFor(schema: Schema | StructType): WritePlan {
         const children = kept.map((f, i) =>
           node(f.name, `${path}.${f.name}`, f.required, f.type, f.id, field.type.children[i], inCollection),
         );
-        return { ...base, kind: 'struct', children, childNames: kept.map((f) => f.name) };
+        return { ...base, kind: 'struct', id, children, childNames: kept.map((f) => f.name) };
       }
       case 'list': {
         const first = leaves.length;

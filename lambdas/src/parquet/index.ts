@@ -5,6 +5,13 @@
 export { arrowField, arrowType, FIELD_ID_KEY, hasColumns, icebergToArrowSchema } from './arrow-schema.ts';
 export { type BuiltColumns, buildColumns } from './column-builder.ts';
 export { planFor, type WritePlan } from './column-plan.ts';
+export {
+  type ColumnarBatch,
+  type ColumnarLeaf,
+  type ColumnValues,
+  supportsColumnar,
+  writeColumnarDataFile,
+} from './columnar.ts';
 export { type FooterMetrics, type FooterPatch, patchFooter, readFooter } from './footer.ts';
 export type { DataFileMetrics, LeafStats } from './metrics.ts';
 export {

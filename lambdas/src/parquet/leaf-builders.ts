@@ -11,7 +11,7 @@ import { badValue, finishLeaf, setBounds, type Val, Validity, type Vals } from '
 import type { LeafNode } from './column-plan.ts';
 import { PARENT_NULL } from './extract.ts';
 import { type Allocator, type ByteBuffer, HAS_UTF8_WRITE } from './memory.ts';
-import { exactStringBounds, type LeafStats, updateByteBounds } from './metrics.ts';
+import { type LeafStats, updateByteBounds } from './metrics.ts';
 
 const LONG_MIN = -(1n << 63n);
 const LONG_MAX = (1n << 63n) - 1n;
@@ -242,12 +242,6 @@ function growBytes(
   return next;
 }
 
-/** True when UTF-8 `bytes` contain a 4-byte sequence (a code point beyond the BMP). */
-function hasAstral(bytes: Uint8Array, len: number): boolean {
-  for (let i = 0; i < len; i++) if (bytes[i]! >= 0xf0) return true;
-  return false;
-}
-
 function buildUtf8(node: LeafNode, vals: Vals, n: number, st: LeafStats, alloc: Allocator): arrow.Data {
   const offsets = alloc.int32(n + 1);
   const val = new Validity(n);
@@ -270,16 +264,7 @@ function buildUtf8(node: LeafNode, vals: Vals, n: number, st: LeafStats, alloc: 
     units += v.length;
     offsets[i + 1] = units;
   }
-  const joined = parts.join('');
-  let data: Uint8Array;
-  if (HAS_UTF8_WRITE && Buffer.byteLength(joined, 'utf8') === units) {
-    const buf = alloc.bytes(Math.max(64, units));
-    buf.utf8Write(joined, 0);
-    data = buf.subarray(0, units);
-  } else {
-    data = encodeEach(node, vals, n, offsets, alloc);
-  }
-  if (data.length > 0x7fffffff) throw badValue(node, '…', n - 1, 'column exceeds 2 GiB of string data');
+  const data = utf8Data(node, vals, n, offsets, parts.join(''), units, alloc);
   finishLeaf(st, n, val);
   return arrow.makeData({
     type: node.arrowType as arrow.Utf8,
@@ -289,6 +274,32 @@ function buildUtf8(node: LeafNode, vals: Vals, n: number, st: LeafStats, alloc: 
     valueOffsets: offsets,
     data,
   });
+}
+
+/**
+ * The UTF-8 data of a string column: `joined` is the concatenation of the strings of `vals`
+ * (anything else in `vals` is a null), `units` its length, and `offsets` the running UTF-16
+ * lengths, which are rewritten to byte offsets unless the column is all ASCII.
+ */
+export function utf8Data(
+  node: LeafNode,
+  vals: Vals,
+  n: number,
+  offsets: Int32Array,
+  joined: string,
+  units: number,
+  alloc: Allocator,
+): Uint8Array {
+  let data: Uint8Array;
+  if (HAS_UTF8_WRITE && Buffer.byteLength(joined, 'utf8') === units) {
+    const buf = alloc.bytes(Math.max(64, units));
+    buf.utf8Write(joined, 0);
+    data = buf.subarray(0, units);
+  } else {
+    data = encodeEach(node, vals, n, offsets, alloc);
+  }
+  if (data.length > 0x7fffffff) throw badValue(node, '…', n - 1, 'column exceeds 2 GiB of string data');
+  return data;
 }
 
 /** Non-ASCII column: encode value by value and rewrite the offsets in bytes. */

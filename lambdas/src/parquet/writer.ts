@@ -13,7 +13,7 @@ import { type BuiltColumns, buildColumns } from './column-builder.ts';
 import { planFor, type WritePlan } from './column-plan.ts';
 import { patchFooter } from './footer.ts';
 import { recordBatchToIpcStream } from './ipc.ts';
-import { Arena } from './memory.ts';
+import { type Allocator, Arena } from './memory.ts';
 import { type DataFileMetrics, finishMetrics } from './metrics.ts';
 
 export type ParquetCompression = 'zstd' | 'snappy' | 'gzip' | 'uncompressed';
@@ -118,6 +118,19 @@ function footerFixIds(plan: WritePlan): { uuidIds: Set<number>; dropConvertedTyp
  *   required column; `ConfigInvalid` for bad options.
  */
 export function writeDataFile(schema: Schema, rows: readonly Row[], opts: WriteOptions = {}): DataFileResult {
+  return writeBuiltColumns(schema, (plan, alloc) => buildColumns(plan, rows, alloc), opts);
+}
+
+/**
+ * The shared tail of the writers: plans `schema`, lets `build` produce the Arrow columns (taking
+ * scratch buffers from `alloc`, which is reused once the columns are serialized), writes them
+ * with parquet-wasm, patches the footer and finishes the metrics. Internal to `parquet/`.
+ */
+export function writeBuiltColumns(
+  schema: Schema,
+  build: (plan: WritePlan, alloc: Allocator) => BuiltColumns,
+  opts: WriteOptions,
+): DataFileResult {
   const plan = planFor(schema);
   if (plan.columns.length === 0) {
     throw new FloeError(
@@ -129,7 +142,7 @@ export function writeDataFile(schema: Schema, rows: readonly Row[], opts: WriteO
   let built: BuiltColumns;
   let raw: Uint8Array;
   try {
-    built = buildColumns(plan, rows, arena);
+    built = build(plan, arena);
     const struct = new arrow.Struct(plan.arrowSchema.fields);
     const batch = new arrow.RecordBatch(
       plan.arrowSchema,

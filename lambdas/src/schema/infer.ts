@@ -40,6 +40,14 @@ import { columnNameOf } from './column-name.ts';
 import { hasTypedValue } from './json-shape.ts';
 import { isInstantString, parseDate } from './temporal.ts';
 
+/** The type a JSON string infers as: `date` (`yyyy-MM-dd`), `timestamptz` (ISO instant with zone) or `string`. */
+export function classifyString(s: string, detectTimestamps = true): PrimitiveType {
+  if (!detectTimestamps) return T.string;
+  const n = s.length;
+  if (n === 10) return parseDate(s) === undefined ? T.string : T.date;
+  return n >= 20 && isInstantString(s) ? T.timestamptz : T.string;
+}
+
 /** Options for inference. */
 export interface InferOptions {
   /**
@@ -197,10 +205,7 @@ export class StructInferrer {
   }
 
   private classify(s: string): PrimitiveType {
-    if (!this.detect) return T.string;
-    const n = s.length;
-    if (n === 10) return parseDate(s) === undefined ? T.string : T.date;
-    return n >= 20 && isInstantString(s) ? T.timestamptz : T.string;
+    return classifyString(s, this.detect);
   }
 
   private mergeStruct(node: Node | undefined, v: Record<string, JsonValue>, path: string): Node {

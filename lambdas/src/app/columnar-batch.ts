@@ -1,0 +1,455 @@
+/**
+ * The fast ingest path's per-table accumulator: records scanned by the ShapeScanner are appended
+ * column by column (no object per record), their schema is inferred from what each column saw,
+ * and the columns are converted straight into the typed arrays the Parquet writer takes.
+ *
+ * It only ever handles the clean case. Whenever something needs a rule the generic path owns (a
+ * type conflict, a value that does not convert, a list or map column, a required column with a
+ * null), it answers `undefined` and the caller re-runs the table's records through the generic
+ * path, which is the reference for every rule and for dead letters.
+ */
+
+import type { Schema } from '../iceberg/schema.ts';
+import {
+  type IcebergType,
+  type NestedField,
+  type PrimitiveType,
+  parsePrimitive,
+  T,
+} from '../iceberg/types.ts';
+import type { IcebergValue } from '../iceberg/values.ts';
+import type { ColumnarBatch, ColumnarLeaf, ColumnValues } from '../parquet/index.ts';
+import { type Shape, SlotKind } from '../records/shape-scanner.ts';
+import { ConvertFailure, primitiveConverter } from '../schema/convert-primitive.ts';
+import { assignIds, classifyString } from '../schema/infer.ts';
+import { parseTimestamp } from '../schema/temporal.ts';
+
+const BIT = (k: SlotKind) => 1 << k;
+const STRING = BIT(SlotKind.String);
+const INT = BIT(SlotKind.Int);
+const DOUBLE = BIT(SlotKind.Double);
+const BOOL = BIT(SlotKind.Bool);
+const NO_VALUE = BIT(SlotKind.Null) | BIT(SlotKind.EmptyList);
+
+interface ColumnAcc {
+  readonly path: string;
+  readonly segments: readonly string[];
+  /** Row → value (null where the record had none). */
+  readonly values: (string | number | boolean | null)[];
+  /** Bit set of SlotKinds seen. */
+  kinds: number;
+  /** Microseconds of every value, kept when inference found the column to be timestamptz. */
+  micros?: BigInt64Array;
+}
+
+interface StructAcc {
+  readonly path: string;
+  /** Row → 1 when the record had the object. */
+  readonly present: number[];
+}
+
+/** Where a record came from, kept for the fallback path and for dead letters. */
+export interface Provenance {
+  readonly seq: number;
+  readonly source: string;
+  readonly line: number;
+  readonly raw: string;
+}
+
+export class ColumnarTableBatch {
+  rowCount = 0;
+  private readonly columns = new Map<string, ColumnAcc>();
+  private readonly structs = new Map<string, StructAcc>();
+  private readonly bindings = new Map<number, { cols: ColumnAcc[]; structs: StructAcc[] }>();
+  // Provenance as parallel arrays: no object per record.
+  private readonly seqs: number[] = [];
+  private readonly lineNos: number[] = [];
+  private readonly raws: string[] = [];
+  private readonly sourceIdx: number[] = [];
+  private readonly sources: string[] = [];
+
+  /** Where each record came from, in append order (for the generic fallback). */
+  get provenance(): Provenance[] {
+    return this.raws.map((raw, i) => ({
+      seq: this.seqs[i]!,
+      source: this.sources[this.sourceIdx[i]!]!,
+      line: this.lineNos[i]!,
+      raw,
+    }));
+  }
+
+  /** Appends the record `scanner.values/kinds` describe (layout `shape`). */
+  append(
+    shape: Shape,
+    values: readonly (string | number | boolean | null)[],
+    kinds: readonly SlotKind[],
+    seq: number,
+    source: string,
+    line: number,
+    raw: string,
+  ): void {
+    let b = this.bindings.get(shape.id);
+    if (!b) {
+      b = {
+        cols: shape.slots.map((s) => this.column(s.path, s.segments)),
+        structs: shape.structs.map((path) => this.struct(path)),
+      };
+      this.bindings.set(shape.id, b);
+    }
+    const row = this.rowCount++;
+    const cols = b.cols;
+    for (let i = 0; i < cols.length; i++) {
+      const c = cols[i]!;
+      const v = c.values;
+      while (v.length < row) v.push(null);
+      v.push(values[i]!);
+      c.kinds |= 1 << kinds[i]!;
+    }
+    for (const s of b.structs) {
+      const pr = s.present;
+      while (pr.length < row) pr.push(0);
+      pr.push(1);
+    }
+    this.seqs.push(seq);
+    this.lineNos.push(line);
+    this.raws.push(raw);
+    if (this.sources.at(-1) !== source) this.sources.push(source);
+    this.sourceIdx.push(this.sources.length - 1);
+  }
+
+  private column(path: string, segments: readonly string[]): ColumnAcc {
+    let c = this.columns.get(path);
+    if (!c) {
+      c = { path, segments, values: [], kinds: 0 };
+      this.columns.set(path, c);
+    }
+    return c;
+  }
+
+  private struct(path: string): StructAcc {
+    let s = this.structs.get(path);
+    if (!s) {
+      s = { path, present: [] };
+      this.structs.set(path, s);
+    }
+    return s;
+  }
+
+  /**
+   * The batch's type as StructInferrer would infer it (placeholder ids), or undefined when the
+   * columns disagree (a conflict: the generic path decides which records go to dead letters).
+   */
+  inferType(
+    hints: Readonly<Record<string, string>>,
+    detectTimestamps: boolean,
+  ): import('../iceberg/types.ts').StructType | undefined {
+    interface Node {
+      fields: Map<string, Node | PrimitiveType>;
+    }
+    const root: Node = { fields: new Map() };
+    const nodeAt = (segments: readonly string[]): Node | undefined => {
+      let n = root;
+      for (const seg of segments) {
+        let next = n.fields.get(seg);
+        if (next === undefined) {
+          next = { fields: new Map() };
+          n.fields.set(seg, next);
+        }
+        if (!('fields' in next)) return undefined; // a primitive and an object at one path
+        n = next;
+      }
+      return n;
+    };
+    for (const c of this.columns.values()) {
+      const hint = hints[c.path];
+      const k = c.kinds & ~NO_VALUE;
+      if (k === 0) continue; // only nulls / []: no column yet
+      let t: PrimitiveType | undefined;
+      if (hint !== undefined) t = parsePrimitive(hint);
+      else {
+        if (k === STRING) t = stringType(c, detectTimestamps);
+        else if (k === INT) t = T.long;
+        else if ((k & ~(INT | DOUBLE)) === 0) t = T.double;
+        else if (k === BOOL) t = T.boolean;
+        else return undefined;
+      }
+      const parent = nodeAt(c.segments.slice(0, -1));
+      const name = c.segments.at(-1)!;
+      if (!parent) return undefined;
+      const existing = parent.fields.get(name);
+      if (existing !== undefined && 'fields' in existing) return undefined; // object vs primitive
+      parent.fields.set(name, t);
+    }
+    // An object somewhere and a typed primitive at the same path elsewhere is a conflict.
+    for (const st of this.structs.values()) {
+      let n: Node | PrimitiveType | undefined = root;
+      for (const seg of st.path.split('.')) {
+        n = n && 'fields' in n ? n.fields.get(seg) : undefined;
+        if (n === undefined) break;
+      }
+      if (n !== undefined && !('fields' in n)) return undefined;
+    }
+    const build = (n: Node): NestedField[] => {
+      const out: NestedField[] = [];
+      for (const [name, v] of n.fields) {
+        if ('fields' in v) {
+          const fields = build(v);
+          if (fields.length === 0) continue; // an object that never held a typed value
+          out.push({ id: 0, name, required: false, type: { kind: 'struct', fields } });
+        } else out.push({ id: 0, name, required: false, type: v });
+      }
+      return out;
+    };
+    return assignIds({ kind: 'struct', fields: build(root) });
+  }
+
+  /**
+   * The columns converted for `schema` (the table's schema with real field ids), or undefined
+   * when some value does not convert or the schema needs the generic path (lists, maps).
+   */
+  toColumnar(schema: Schema): ColumnarBatch | undefined {
+    const n = this.rowCount;
+    const leaves = new Map<number, ColumnarLeaf>();
+    const structValid = new Map<number, Uint8Array>();
+    const used = new Set<string>();
+    const visit = (fields: readonly NestedField[], prefix: string): boolean => {
+      for (const f of fields) {
+        const path = prefix === '' ? f.name : `${prefix}.${f.name}`;
+        const t: IcebergType = f.type;
+        if (t.kind === 'list' || t.kind === 'map') {
+          if (this.columns.has(path) || [...this.columns.keys()].some((k) => k.startsWith(`${path}.`)))
+            return false;
+          continue; // the batch never sent it: all null
+        }
+        if (t.kind === 'struct') {
+          const s = this.structs.get(path);
+          if (this.columns.has(path) && (this.columns.get(path)!.kinds & ~NO_VALUE) !== 0) return false;
+          const valid = new Uint8Array(n);
+          if (s) for (let i = 0; i < s.present.length; i++) valid[i] = s.present[i]!;
+          if (f.required && valid.includes(0)) return false;
+          structValid.set(f.id, valid);
+          if (!visit(t.fields, path)) return false;
+          continue;
+        }
+        const c = this.columns.get(path);
+        if (!c || (c.kinds & ~NO_VALUE) === 0) {
+          if (f.required) return false;
+          continue;
+        }
+        used.add(path);
+        const leaf = convertColumn(c, t, n);
+        if (!leaf || (f.required && leaf.valid?.includes(0))) return false;
+        leaves.set(f.id, leaf);
+      }
+      return true;
+    };
+    if (!visit(schema.fields, '')) return undefined;
+    // Every typed column of the batch must have landed somewhere (never drop silently).
+    for (const c of this.columns.values())
+      if ((c.kinds & ~NO_VALUE) !== 0 && !used.has(c.path)) return undefined;
+    return { rowCount: n, leaves, structValid };
+  }
+}
+
+function stringType(c: ColumnAcc, detect: boolean): PrimitiveType {
+  if (!detect) return T.string;
+  const values = c.values;
+  let t: PrimitiveType | undefined;
+  let micros: BigInt64Array | undefined;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (typeof v !== 'string') continue;
+    const k = classifyString(v, true);
+    if (t === undefined) {
+      t = k;
+      if (t === T.timestamptz) micros = new BigInt64Array(values.length);
+    } else if (k !== t) return T.string; // date + timestamptz, or either + string → string
+    if (t === T.string) return t;
+    // Keep the parsed instant: conversion would otherwise parse every timestamp a second time.
+    if (micros) micros[i] = parseTimestamp(v, 'micros', 'required') ?? 0n;
+  }
+  if (micros) c.micros = micros;
+  return t ?? T.string;
+}
+
+/** One column's values as the writer's typed arrays, or undefined if any value does not convert. */
+function convertColumn(c: ColumnAcc, t: PrimitiveType, n: number): ColumnarLeaf | undefined {
+  const src = c.values;
+  const kinds = c.kinds & ~NO_VALUE;
+  let valid: Uint8Array | undefined;
+  const markNull = (i: number) => {
+    valid ??= new Uint8Array(n).fill(1);
+    valid[i] = 0;
+  };
+  let values: ColumnValues;
+  if (t.kind === 'timestamptz' && c.micros && kinds === STRING) {
+    const out = new BigInt64Array(n);
+    out.set(c.micros.subarray(0, Math.min(n, c.micros.length)));
+    for (let i = 0; i < n; i++) if (typeof src[i] !== 'string') markNull(i);
+    values = { kind: 'int64', values: out };
+    return valid ? { values, valid } : { values };
+  }
+  switch (t.kind) {
+    case 'string': {
+      if (kinds !== STRING) return undefined;
+      const out: (string | undefined)[] = new Array(n);
+      for (let i = 0; i < n; i++) {
+        const v = src[i];
+        if (typeof v === 'string') out[i] = v;
+        else {
+          out[i] = undefined;
+          markNull(i);
+        }
+      }
+      values = { kind: 'utf8', values: out };
+      break;
+    }
+    case 'long': {
+      if (kinds !== INT) return undefined;
+      const out = new BigInt64Array(n);
+      const words = new Uint32Array(out.buffer);
+      for (let i = 0; i < n; i++) {
+        const v = src[i];
+        if (typeof v !== 'number') {
+          markNull(i);
+          continue;
+        }
+        // |v| < 2^53 (the scanner keeps ≤ 15 digits): split into two's-complement words, no bigint.
+        const hi = Math.floor(v / 4294967296);
+        words[2 * i] = v - hi * 4294967296;
+        words[2 * i + 1] = hi >>> 0;
+      }
+      values = { kind: 'int64', values: out };
+      break;
+    }
+    case 'double': {
+      if ((kinds & ~(INT | DOUBLE)) !== 0) return undefined;
+      const out = new Float64Array(n);
+      for (let i = 0; i < n; i++) {
+        const v = src[i];
+        if (typeof v === 'number') out[i] = v;
+        else markNull(i);
+      }
+      values = { kind: 'float64', values: out };
+      break;
+    }
+    case 'boolean': {
+      if (kinds !== BOOL) return undefined;
+      const out = new Uint8Array(n);
+      for (let i = 0; i < n; i++) {
+        const v = src[i];
+        if (typeof v === 'boolean') out[i] = v ? 1 : 0;
+        else markNull(i);
+      }
+      values = { kind: 'bool', values: out };
+      break;
+    }
+    default: {
+      // Everything else goes through the generic converter for exactly its rules.
+      const convert = primitiveConverter(t, {});
+      const timestampLike = t.kind === 'timestamptz' || t.kind === 'timestamp' || t.kind === 'time';
+      const out64 = timestampLike ? new BigInt64Array(n) : undefined;
+      const outDays = t.kind === 'date' ? new Int32Array(n) : undefined;
+      const outAny: IcebergValue[] | undefined = out64 || outDays ? undefined : new Array(n);
+      try {
+        for (let i = 0; i < n; i++) {
+          const v = src[i];
+          if (v === null || v === undefined) {
+            markNull(i);
+            if (outAny) outAny[i] = null;
+            continue;
+          }
+          // The generic parser gives integer literals as bigint: match it for the converter.
+          const json =
+            typeof v === 'number' && Number.isInteger(v) && (c.kinds & INT) !== 0 && (c.kinds & DOUBLE) === 0
+              ? BigInt(v)
+              : v;
+          const r = convert(json);
+          if (out64) out64[i] = r as bigint;
+          else if (outDays) outDays[i] = r as number;
+          else outAny![i] = r;
+        }
+      } catch (e) {
+        if (e instanceof ConvertFailure) return undefined;
+        throw e;
+      }
+      values = out64
+        ? { kind: 'int64', values: out64 }
+        : outDays
+          ? { kind: 'int32', values: outDays }
+          : { kind: 'any', values: outAny! };
+    }
+  }
+  return valid ? { values, valid } : { values };
+}
+
+/** Rows `rows` of `batch` as a batch of their own (one partition's file). */
+export function gatherRows(batch: ColumnarBatch, rows: readonly number[]): ColumnarBatch {
+  const n = rows.length;
+  const leaves = new Map<number, ColumnarLeaf>();
+  for (const [id, leaf] of batch.leaves) {
+    const v = leaf.values;
+    let values: ColumnValues;
+    switch (v.kind) {
+      case 'int64': {
+        const out = new BigInt64Array(n);
+        for (let i = 0; i < n; i++) out[i] = v.values[rows[i]!]!;
+        values = { kind: 'int64', values: out };
+        break;
+      }
+      case 'int32': {
+        const out = new Int32Array(n);
+        for (let i = 0; i < n; i++) out[i] = v.values[rows[i]!]!;
+        values = { kind: 'int32', values: out };
+        break;
+      }
+      case 'float64': {
+        const out = new Float64Array(n);
+        for (let i = 0; i < n; i++) out[i] = v.values[rows[i]!]!;
+        values = { kind: 'float64', values: out };
+        break;
+      }
+      case 'float32': {
+        const out = new Float32Array(n);
+        for (let i = 0; i < n; i++) out[i] = v.values[rows[i]!]!;
+        values = { kind: 'float32', values: out };
+        break;
+      }
+      case 'bool': {
+        const out = new Uint8Array(n);
+        for (let i = 0; i < n; i++) out[i] = v.values[rows[i]!]!;
+        values = { kind: 'bool', values: out };
+        break;
+      }
+      case 'utf8': {
+        const out: (string | undefined)[] = new Array(n);
+        for (let i = 0; i < n; i++) out[i] = v.values[rows[i]!];
+        values = { kind: 'utf8', values: out };
+        break;
+      }
+      default: {
+        const out: IcebergValue[] = new Array(n);
+        for (let i = 0; i < n; i++) out[i] = v.values[rows[i]!];
+        values = { kind: 'any', values: out };
+      }
+    }
+    const valid = leaf.valid ? pick(leaf.valid, rows) : undefined;
+    leaves.set(id, valid ? { values, valid } : { values });
+  }
+  const structValid = new Map<number, Uint8Array>();
+  for (const [id, valid] of batch.structValid ?? []) structValid.set(id, pick(valid, rows));
+  return { rowCount: n, leaves, structValid };
+}
+
+function pick(bytes: Uint8Array, rows: readonly number[]): Uint8Array {
+  const out = new Uint8Array(rows.length);
+  for (let i = 0; i < rows.length; i++) out[i] = bytes[rows[i]!]!;
+  return out;
+}
+
+/** One column's value at `row` in the values.ts representation (for partition tuples). */
+export function valueAt(leaf: ColumnarLeaf | undefined, row: number): IcebergValue {
+  if (!leaf || (leaf.valid && leaf.valid[row] === 0)) return null;
+  if (leaf.values.kind === 'bool') return leaf.values.values[row] === 1;
+  return leaf.values.values[row] as IcebergValue;
+}

@@ -1,0 +1,112 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseJsonRecord } from '../../../lambdas/src/records/json-line.ts';
+import { type Shape, ShapeScanner, SlotKind } from '../../../lambdas/src/records/shape-scanner.ts';
+
+/** Rebuilds the object a scan describes, in the generic parser's representation. */
+function rebuild(shape: Shape, scanner: ShapeScanner): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const child = (o: Record<string, unknown>, seg: string) => {
+    if (o[seg] === undefined) o[seg] = {};
+    return o[seg] as Record<string, unknown>;
+  };
+  for (const s of shape.structs) {
+    let o = out;
+    for (const seg of s.split('.')) o = child(o, seg);
+  }
+  shape.slots.forEach((slot, i) => {
+    let o = out;
+    for (const seg of slot.segments.slice(0, -1)) o = child(o, seg);
+    const kind = scanner.kinds[i];
+    const v = scanner.values[i];
+    o[slot.segments.at(-1)!] =
+      kind === SlotKind.Int ? BigInt(v as number) : kind === SlotKind.EmptyList ? [] : v;
+  });
+  return out;
+}
+
+function normalize(v: unknown): unknown {
+  return JSON.parse(JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x)));
+}
+
+const key = fc.stringMatching(/^[a-z_][a-z0-9_]{0,8}$/);
+const prim = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant([]),
+);
+const record = fc.dictionary(key, fc.oneof(prim, fc.dictionary(key, prim, { minKeys: 1, maxKeys: 4 })), {
+  maxKeys: 8,
+});
+
+describe('ShapeScanner', () => {
+  it('scans the sample layout and reuses the shape for the next record of the same layout', () => {
+    const s = new ShapeScanner();
+    const a = s.scan('{"event_id":"A-1","n":12,"x":1.5,"ok":true,"m":{"src":"gen","v":"v1"},"items":[]}');
+    expect(a?.slots.map((x) => x.path)).toEqual(['event_id', 'n', 'x', 'ok', 'm.src', 'm.v', 'items']);
+    expect(a?.structs).toEqual(['m']);
+    expect(s.values.slice(0, 7)).toEqual(['A-1', 12, 1.5, true, 'gen', 'v1', null]);
+    expect(s.kinds.slice(0, 7)).toEqual([1, 2, 3, 4, 1, 1, 5]);
+    const b = s.scan('{"event_id":"A-2","n":-3,"x":2e3,"ok":false,"m":{"src":"g","v":"v2"},"items":[ ]}');
+    expect(b).toBe(a);
+    expect(s.kinds[2]).toBe(SlotKind.Double); // 2e3 is a double by its text
+    expect(s.values.slice(0, 2)).toEqual(['A-2', -3]);
+  });
+
+  it('keeps 1.0 a double and hands long integers, escapes and arrays to the generic parser', () => {
+    const s = new ShapeScanner();
+    s.scan('{"a":1.0}');
+    expect(s.kinds[0]).toBe(SlotKind.Double);
+    expect(s.scan('{"a":9007199254740993}')).toBeUndefined();
+    expect(s.scan('{"a":"x\\"y"}')).toBeUndefined();
+    expect(s.scan('{"a":[1]}')).toBeUndefined();
+    expect(s.scan('{"A":1}')).toBeUndefined();
+    expect(s.scan('{"a":1,"a":2}')).toBeUndefined();
+    expect(s.scan('{"a":{}}')).toBeUndefined();
+    expect(s.scan('{"a":"tab\there"}')).toBeUndefined();
+  });
+
+  it('agrees with the generic parser on every record it accepts', () => {
+    const s = new ShapeScanner();
+    fc.assert(
+      fc.property(record, fc.boolean(), (r, spaced) => {
+        const line = spaced ? JSON.stringify(r, null, 1).replace(/\n/g, ' ') : JSON.stringify(r);
+        const shape = s.scan(line);
+        if (shape === undefined) return;
+        expect(normalize(rebuild(shape, s))).toEqual(normalize(parseJsonRecord(line)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('never accepts a line the generic parser rejects', () => {
+    const s = new ShapeScanner();
+    fc.assert(
+      fc.property(
+        record,
+        fc.nat(),
+        fc.constantFrom('', ',', '}', '{', '"', ':', '1', 'x', ' ', '-', '.', 'e'),
+        (r, at, junk) => {
+          const line = JSON.stringify(r);
+          const pos = at % (line.length + 1);
+          for (const bad of [
+            line.slice(0, pos) + junk + line.slice(pos),
+            line.slice(0, pos) + line.slice(pos + 1),
+          ]) {
+            let genericOk = true;
+            try {
+              parseJsonRecord(bad);
+            } catch {
+              genericOk = false;
+            }
+            if (!genericOk) expect(s.scan(bad)).toBeUndefined();
+          }
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+});
