@@ -19,7 +19,7 @@ import {
 } from '../iceberg/types.ts';
 import type { IcebergValue } from '../iceberg/values.ts';
 import type { ColumnarBatch, ColumnarLeaf, ColumnValues } from '../parquet/index.ts';
-import { type Shape, SlotKind } from '../records/shape-scanner.ts';
+import { type Shape, type ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
 import { ConvertFailure, primitiveConverter } from '../schema/convert-primitive.ts';
 import { assignIds, classifyString } from '../schema/infer.ts';
 import { parseTimestamp } from '../schema/temporal.ts';
@@ -34,12 +34,40 @@ const NO_VALUE = BIT(SlotKind.Null) | BIT(SlotKind.EmptyList);
 interface ColumnAcc {
   readonly path: string;
   readonly segments: readonly string[];
-  /** Row → value (null where the record had none). */
-  readonly values: (string | number | boolean | null)[];
+  /** Rows stored so far (later rows are null). */
+  len: number;
+  /** Row → SlotKind (0 = Null where the record had none). */
+  rowKinds: Uint8Array;
+  /** Row → number value (booleans as 0 / 1); meaningful per rowKinds. */
+  nums: Float64Array;
+  /** UTF-8 of the string rows, back to back; row r is `heap[ends[r-1]..ends[r])`. */
+  heap: Uint8Array;
+  heapLen: number;
+  ends: Int32Array;
   /** Bit set of SlotKinds seen. */
   kinds: number;
   /** Microseconds of every value, kept when inference found the column to be timestamptz. */
   micros?: BigInt64Array;
+}
+
+const latin1 = new TextDecoder('latin1');
+const utf8 = new TextDecoder('utf-8');
+
+/** Row r's string, or undefined when the row holds no string. */
+function stringOf(c: ColumnAcc, r: number): string | undefined {
+  if (c.rowKinds[r] !== SlotKind.String) return undefined;
+  const start = r === 0 ? 0 : c.ends[r - 1]!;
+  return utf8.decode(c.heap.subarray(start, c.ends[r]!));
+}
+
+/** Row r's string when it is pure ASCII (dates and timestamps are), else undefined. */
+function asciiOf(c: ColumnAcc, r: number): string | undefined {
+  if (c.rowKinds[r] !== SlotKind.String) return undefined;
+  const start = r === 0 ? 0 : c.ends[r - 1]!;
+  const end = c.ends[r]!;
+  const h = c.heap;
+  for (let i = start; i < end; i++) if (h[i]! >= 0x80) return undefined;
+  return latin1.decode(h.subarray(start, end));
 }
 
 interface StructAcc {
@@ -79,15 +107,10 @@ export class ColumnarTableBatch {
   }
 
   /** Appends the record `scanner.values/kinds` describe (layout `shape`). */
-  append(
-    shape: Shape,
-    values: readonly (string | number | boolean | null)[],
-    kinds: readonly SlotKind[],
-    seq: number,
-    source: string,
-    line: number,
-    raw: string,
-  ): void {
+  append(scanner: ShapeScanner, shape: Shape, seq: number, source: string, line: number, raw: string): void {
+    const values = scanner.values;
+    const kinds = scanner.kinds;
+    const bytes = scanner.bytes;
     let b = this.bindings.get(shape.id);
     if (!b) {
       b = {
@@ -100,10 +123,25 @@ export class ColumnarTableBatch {
     const cols = b.cols;
     for (let i = 0; i < cols.length; i++) {
       const c = cols[i]!;
-      const v = c.values;
-      while (v.length < row) v.push(null);
-      v.push(values[i]!);
-      c.kinds |= 1 << kinds[i]!;
+      if (c.len < row) pad(c, row);
+      if (row >= c.rowKinds.length) growRows(c, row + 1);
+      const k = kinds[i]!;
+      c.rowKinds[row] = k;
+      c.kinds |= 1 << k;
+      if (k === SlotKind.String) {
+        const from = scanner.byteStart[i]!;
+        const len = scanner.byteEnd[i]! - from;
+        if (c.heapLen + len > c.heap.length) c.heap = grow(c.heap, c.heapLen + len);
+        const h = c.heap;
+        let at = c.heapLen;
+        for (let j = 0; j < len; j++) h[at++] = bytes[from + j]!;
+        c.heapLen = at;
+      } else if (k !== SlotKind.Null && k !== SlotKind.EmptyList) {
+        const v = values[i];
+        c.nums[row] = v === true ? 1 : v === false ? 0 : (v as number);
+      }
+      c.ends[row] = c.heapLen;
+      c.len = row + 1;
     }
     for (const s of b.structs) {
       const pr = s.present;
@@ -120,7 +158,17 @@ export class ColumnarTableBatch {
   private column(path: string, segments: readonly string[]): ColumnAcc {
     let c = this.columns.get(path);
     if (!c) {
-      c = { path, segments, values: [], kinds: 0 };
+      c = {
+        path,
+        segments,
+        len: 0,
+        rowKinds: new Uint8Array(1024),
+        nums: new Float64Array(1024),
+        heap: new Uint8Array(4096),
+        heapLen: 0,
+        ends: new Int32Array(1024),
+        kinds: 0,
+      };
       this.columns.set(path, c);
     }
     return c;
@@ -253,28 +301,58 @@ export class ColumnarTableBatch {
 
 function stringType(c: ColumnAcc, detect: boolean): PrimitiveType {
   if (!detect) return T.string;
-  const values = c.values;
   let t: PrimitiveType | undefined;
   let micros: BigInt64Array | undefined;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    if (typeof v !== 'string') continue;
+  const n = c.len;
+  for (let r = 0; r < n; r++) {
+    if (c.rowKinds[r] !== SlotKind.String) continue;
+    const v = asciiOf(c, r);
+    if (v === undefined) return T.string; // non-ASCII: neither a date nor a timestamp
     const k = classifyString(v, true);
     if (t === undefined) {
       t = k;
-      if (t === T.timestamptz) micros = new BigInt64Array(values.length);
+      if (t === T.timestamptz) micros = new BigInt64Array(n);
     } else if (k !== t) return T.string; // date + timestamptz, or either + string → string
     if (t === T.string) return t;
     // Keep the parsed instant: conversion would otherwise parse every timestamp a second time.
-    if (micros) micros[i] = parseTimestamp(v, 'micros', 'required') ?? 0n;
+    if (micros) micros[r] = parseTimestamp(v, 'micros', 'required') ?? 0n;
   }
   if (micros) c.micros = micros;
   return t ?? T.string;
 }
 
+/** Null rows up to `row` (kind Null is 0, so only the string ends need writing). */
+function pad(c: ColumnAcc, row: number): void {
+  if (row > c.rowKinds.length) growRows(c, row);
+  c.rowKinds.fill(SlotKind.Null, c.len, row);
+  c.ends.fill(c.heapLen, c.len, row);
+  c.len = row;
+}
+
+function growRows(c: ColumnAcc, need: number): void {
+  const cap = Math.max(need, c.rowKinds.length * 2);
+  const k = new Uint8Array(cap);
+  k.set(c.rowKinds);
+  c.rowKinds = k;
+  const v = new Float64Array(cap);
+  v.set(c.nums);
+  c.nums = v;
+  const e = new Int32Array(cap);
+  e.set(c.ends);
+  c.ends = e;
+}
+
+function grow(h: Uint8Array, need: number): Uint8Array {
+  const out = new Uint8Array(Math.max(need, h.length * 2));
+  out.set(h);
+  return out;
+}
+
 /** One column's values as the writer's typed arrays, or undefined if any value does not convert. */
 function convertColumn(c: ColumnAcc, t: PrimitiveType, n: number): ColumnarLeaf | undefined {
-  const src = c.values;
+  pad(c, n);
+  const nums = c.nums;
+  const rk = c.rowKinds;
   const kinds = c.kinds & ~NO_VALUE;
   let valid: Uint8Array | undefined;
   const markNull = (i: number) => {
@@ -285,23 +363,19 @@ function convertColumn(c: ColumnAcc, t: PrimitiveType, n: number): ColumnarLeaf 
   if (t.kind === 'timestamptz' && c.micros && kinds === STRING) {
     const out = new BigInt64Array(n);
     out.set(c.micros.subarray(0, Math.min(n, c.micros.length)));
-    for (let i = 0; i < n; i++) if (typeof src[i] !== 'string') markNull(i);
+    for (let i = 0; i < n; i++) if (rk[i] !== SlotKind.String) markNull(i);
     values = { kind: 'int64', values: out };
     return valid ? { values, valid } : { values };
   }
   switch (t.kind) {
     case 'string': {
       if (kinds !== STRING) return undefined;
-      const out: (string | undefined)[] = new Array(n);
+      const offsets = new Int32Array(n + 1);
       for (let i = 0; i < n; i++) {
-        const v = src[i];
-        if (typeof v === 'string') out[i] = v;
-        else {
-          out[i] = undefined;
-          markNull(i);
-        }
+        offsets[i + 1] = c.ends[i]!;
+        if (rk[i] !== SlotKind.String) markNull(i);
       }
-      values = { kind: 'utf8', values: out };
+      values = { kind: 'utf8-bytes', data: c.heap, offsets };
       break;
     }
     case 'long': {
@@ -309,11 +383,11 @@ function convertColumn(c: ColumnAcc, t: PrimitiveType, n: number): ColumnarLeaf 
       const out = new BigInt64Array(n);
       const words = new Uint32Array(out.buffer);
       for (let i = 0; i < n; i++) {
-        const v = src[i];
-        if (typeof v !== 'number') {
+        if (rk[i] !== SlotKind.Int) {
           markNull(i);
           continue;
         }
+        const v = nums[i]!;
         // |v| < 2^53 (the scanner keeps ≤ 15 digits): split into two's-complement words, no bigint.
         const hi = Math.floor(v / 4294967296);
         words[2 * i] = v - hi * 4294967296;
@@ -326,8 +400,8 @@ function convertColumn(c: ColumnAcc, t: PrimitiveType, n: number): ColumnarLeaf 
       if ((kinds & ~(INT | DOUBLE)) !== 0) return undefined;
       const out = new Float64Array(n);
       for (let i = 0; i < n; i++) {
-        const v = src[i];
-        if (typeof v === 'number') out[i] = v;
+        const k = rk[i];
+        if (k === SlotKind.Int || k === SlotKind.Double) out[i] = nums[i]!;
         else markNull(i);
       }
       values = { kind: 'float64', values: out };
@@ -337,8 +411,7 @@ function convertColumn(c: ColumnAcc, t: PrimitiveType, n: number): ColumnarLeaf 
       if (kinds !== BOOL) return undefined;
       const out = new Uint8Array(n);
       for (let i = 0; i < n; i++) {
-        const v = src[i];
-        if (typeof v === 'boolean') out[i] = v ? 1 : 0;
+        if (rk[i] === SlotKind.Bool) out[i] = nums[i]!;
         else markNull(i);
       }
       values = { kind: 'bool', values: out };
@@ -353,7 +426,15 @@ function convertColumn(c: ColumnAcc, t: PrimitiveType, n: number): ColumnarLeaf 
       const outAny: IcebergValue[] | undefined = out64 || outDays ? undefined : new Array(n);
       try {
         for (let i = 0; i < n; i++) {
-          const v = src[i];
+          const k = rk[i];
+          const v =
+            k === SlotKind.String
+              ? stringOf(c, i)
+              : k === SlotKind.Int || k === SlotKind.Double
+                ? nums[i]
+                : k === SlotKind.Bool
+                  ? nums[i] === 1
+                  : null;
           if (v === null || v === undefined) {
             markNull(i);
             if (outAny) outAny[i] = null;
@@ -427,6 +508,21 @@ export function gatherRows(batch: ColumnarBatch, rows: readonly number[]): Colum
         values = { kind: 'utf8', values: out };
         break;
       }
+      case 'utf8-bytes': {
+        let total = 0;
+        for (let i = 0; i < n; i++) total += v.offsets[rows[i]! + 1]! - v.offsets[rows[i]!]!;
+        const data = new Uint8Array(total);
+        const offsets = new Int32Array(n + 1);
+        let at = 0;
+        for (let i = 0; i < n; i++) {
+          const r = rows[i]!;
+          const end = v.offsets[r + 1]!;
+          for (let j = v.offsets[r]!; j < end; j++) data[at++] = v.data[j]!;
+          offsets[i + 1] = at;
+        }
+        values = { kind: 'utf8-bytes', data, offsets };
+        break;
+      }
       default: {
         const out: IcebergValue[] = new Array(n);
         for (let i = 0; i < n; i++) out[i] = v.values[rows[i]!];
@@ -450,6 +546,8 @@ function pick(bytes: Uint8Array, rows: readonly number[]): Uint8Array {
 /** One column's value at `row` in the values.ts representation (for partition tuples). */
 export function valueAt(leaf: ColumnarLeaf | undefined, row: number): IcebergValue {
   if (!leaf || (leaf.valid && leaf.valid[row] === 0)) return null;
-  if (leaf.values.kind === 'bool') return leaf.values.values[row] === 1;
-  return leaf.values.values[row] as IcebergValue;
+  const v = leaf.values;
+  if (v.kind === 'bool') return v.values[row] === 1;
+  if (v.kind === 'utf8-bytes') return utf8.decode(v.data.subarray(v.offsets[row], v.offsets[row + 1]));
+  return v.values[row] as IcebergValue;
 }

@@ -32,7 +32,7 @@ import {
 } from '../parquet/index.ts';
 import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
 import { JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
-import { ShapeScanner } from '../records/shape-scanner.ts';
+import { ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
 import { compileRouter, type RouteResult, type Router } from '../routing/index.ts';
 import { compileRowConverter, describeConvertFailure } from '../schema/convert.ts';
 import { fitToExisting } from '../schema/fit.ts';
@@ -655,7 +655,12 @@ class FastPath {
       slot = shape.slots.findIndex((s) => s.path === this.field);
       this.routingSlot.set(shape.id, slot);
     }
-    const v = slot >= 0 ? this.scanner.values[slot] : undefined;
+    const v =
+      slot < 0
+        ? undefined
+        : this.scanner.kinds[slot] === SlotKind.String
+          ? this.scanner.stringAt(slot)
+          : this.scanner.values[slot];
     let route: RouteResult;
     if (typeof v === 'string') {
       let cached = this.routes.get(v);
@@ -673,7 +678,7 @@ class FastPath {
       batch = new ColumnarTableBatch();
       this.tables.set(route.table, batch);
     }
-    batch.append(shape, this.scanner.values, this.scanner.kinds, seq, source, line, raw);
+    batch.append(this.scanner, shape, seq, source, line, raw);
     return true;
   }
 }

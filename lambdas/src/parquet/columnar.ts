@@ -46,6 +46,11 @@ export type ColumnValues =
   | { readonly kind: 'bool'; readonly values: Uint8Array }
   /** string (also accepted for uuid: canonical strings); `undefined` (or null) is a null. */
   | { readonly kind: 'utf8'; readonly values: readonly (string | undefined)[] }
+  /**
+   * Strings already UTF-8 encoded: row i is `data[offsets[i]..offsets[i+1])` (offsets has
+   * rowCount + 1 entries, non-decreasing; a null row is an empty range). Handed to Arrow as is.
+   */
+  | { readonly kind: 'utf8-bytes'; readonly data: Uint8Array; readonly offsets: Int32Array }
   /** Any primitive type, values as in `values.ts` (decimal, uuid, binary, fixed, bigint timestamps …). */
   | { readonly kind: 'any'; readonly values: readonly IcebergValue[] };
 
@@ -243,6 +248,8 @@ function fits(kind: ColumnValues['kind'], node: LeafNode): boolean {
       return node.type.kind === 'boolean';
     case 'utf8':
       return node.type.kind === 'string' || node.type.kind === 'uuid';
+    case 'utf8-bytes':
+      return node.type.kind === 'string';
   }
 }
 
@@ -274,6 +281,29 @@ function buildLeafColumn(node: LeafNode, parentValid: Uint8Array | undefined, ct
     return buildGeneric(node, cv.values, leaf.valid, parentValid, ctx);
   }
   switch (cv.kind) {
+    case 'utf8-bytes': {
+      checkArray(node, cv.offsets, Int32Array, 'offsets', n + 1);
+      const { val } = combineValidity(node, n, parentValid, leaf.valid);
+      const end = cv.offsets[n]!;
+      if (cv.offsets[0] !== 0 || end > cv.data.length) {
+        throw new FloeError(
+          ErrorKind.DataInvalid,
+          `column '${node.path}': string offsets do not fit the data`,
+          {
+            context: { column: node.path },
+          },
+        );
+      }
+      finishLeaf(st, n, val); // bounds come from the footer statistics, as for every string column
+      return arrow.makeData({
+        type: node.arrowType as arrow.Utf8,
+        length: n,
+        nullCount: val.nulls,
+        nullBitmap: val.bits,
+        valueOffsets: claim(ctx, cv.offsets, n + 1),
+        data: cv.data.subarray(0, end),
+      });
+    }
     case 'int64': {
       checkArray(node, cv.values, BigInt64Array, 'values', n);
       const { val, valid } = combineValidity(node, n, parentValid, leaf.valid);

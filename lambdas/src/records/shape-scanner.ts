@@ -46,15 +46,25 @@ interface TrieNode {
 }
 
 const MAX_SAFE_DIGITS = 15;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: JSON forbids raw control characters in strings; finding them is the point.
-const CONTROL_OR_ESCAPE = /[\u0000-\u001f\\]/;
 
-/** Scans lines into `values` / `kinds` (valid until the next scan). */
+/**
+ * Scans lines into `values` / `kinds` (valid until the next scan). String values are not sliced
+ * out as JS strings: their UTF-8 bytes are copied into `bytes` (`byteStart[i]..byteEnd[i]`) in the
+ * same pass that checks them for escapes and control characters, which is what the Parquet writer
+ * wants anyway; `stringAt(i)` gives the JS string when one is really needed.
+ */
 export class ShapeScanner {
   private readonly root: TrieNode = { edges: [] };
   private nextShapeId = 0;
   readonly values: (string | number | boolean | null)[] = [];
   readonly kinds: SlotKind[] = [];
+  /** UTF-8 of the string slots of the last scan. */
+  bytes = new Uint8Array(1 << 16);
+  byteStart = new Int32Array(64);
+  byteEnd = new Int32Array(64);
+  private readonly charStart: number[] = [];
+  private readonly charEnd: number[] = [];
+  private line = '';
   private readonly maxShapes: number;
   private shapes = 0;
 
@@ -62,10 +72,18 @@ export class ShapeScanner {
     this.maxShapes = options.maxShapes ?? 4096;
   }
 
+  /** The JS string of string slot `i` of the last scan. */
+  stringAt(i: number): string {
+    return this.line.slice(this.charStart[i], this.charEnd[i]);
+  }
+
   /** The shape of `line`, with its values in `this.values`, or undefined: use the generic parser. */
   scan(line: string): Shape | undefined {
-    if (CONTROL_OR_ESCAPE.test(line)) return undefined;
+    this.line = line;
     const len = line.length;
+    if (this.bytes.length < len * 3) this.bytes = new Uint8Array(len * 3);
+    const bytes = this.bytes;
+    let pos = 0;
     let i = skipWs(line, 0);
     if (line.charCodeAt(i) !== 123 /* { */) return undefined;
     i++;
@@ -131,12 +149,31 @@ export class ShapeScanner {
         continue;
       }
       // Primitive value into the next slot.
+      if (slot >= this.byteStart.length) this.growSlots();
       if (c === 34) {
-        const end = line.indexOf('"', i + 1);
-        if (end < 0) return undefined;
-        values[slot] = line.slice(i + 1, end);
+        // Copy the string's UTF-8 while checking it: a backslash (escape) or a control character
+        // (invalid JSON) sends the line to the generic parser.
+        const start = pos;
+        let j = i + 1;
+        for (;;) {
+          const ch = line.charCodeAt(j);
+          if (ch === 34) break;
+          if (ch < 0x80) {
+            if (ch < 0x20 || ch === 92) return undefined;
+            bytes[pos++] = ch;
+          } else if (ch === ch) {
+            pos = encodeUtf8(line, j, ch, bytes, pos);
+            if (ch >= 0xd800 && ch <= 0xdbff && isLowSurrogate(line.charCodeAt(j + 1))) j++;
+          } else return undefined; // NaN: the line ended inside the string
+          j++;
+        }
+        values[slot] = null;
         kinds[slot] = SlotKind.String;
-        i = end + 1;
+        this.byteStart[slot] = start;
+        this.byteEnd[slot] = pos;
+        this.charStart[slot] = i + 1;
+        this.charEnd[slot] = j;
+        i = j + 1;
       } else if (c === 116 /* t */ && line.startsWith('true', i)) {
         values[slot] = true;
         kinds[slot] = SlotKind.Bool;
@@ -171,7 +208,7 @@ export class ShapeScanner {
       }
       slot++;
     }
-    if (skipWs(line, i) !== len) return undefined; // trailing garbage
+    if (i > len || skipWs(line, i) !== len) return undefined; // trailing garbage
     if (node.shape === undefined) {
       // First record of this layout: rebuild its slot paths from a walk of the trie path.
       const shape = this.buildShape(line);
@@ -180,6 +217,16 @@ export class ShapeScanner {
       this.shapes++;
     }
     return node.shape;
+  }
+
+  private growSlots(): void {
+    const n = this.byteStart.length * 2;
+    const s = new Int32Array(n);
+    s.set(this.byteStart);
+    this.byteStart = s;
+    const e = new Int32Array(n);
+    e.set(this.byteEnd);
+    this.byteEnd = e;
   }
 
   /** Slot paths of `line` (a line that just scanned fine), by a second, allocating pass. */
@@ -226,6 +273,38 @@ export class ShapeScanner {
     }
     return { id: this.nextShapeId++, slots, structs };
   }
+}
+
+function isLowSurrogate(c: number): boolean {
+  return c >= 0xdc00 && c <= 0xdfff;
+}
+
+/**
+ * Writes the UTF-8 of the non-ASCII code unit `ch` at `line[j]` (with its low surrogate when it is
+ * a high one) into `out` at `pos`; a lone surrogate becomes U+FFFD, as Node's encoder does.
+ */
+function encodeUtf8(line: string, j: number, ch: number, out: Uint8Array, pos: number): number {
+  if (ch < 0x800) {
+    out[pos++] = 0xc0 | (ch >> 6);
+    out[pos++] = 0x80 | (ch & 0x3f);
+    return pos;
+  }
+  if (ch >= 0xd800 && ch <= 0xdfff) {
+    const lo = line.charCodeAt(j + 1);
+    if (ch <= 0xdbff && isLowSurrogate(lo)) {
+      const cp = 0x10000 + ((ch - 0xd800) << 10) + (lo - 0xdc00);
+      out[pos++] = 0xf0 | (cp >> 18);
+      out[pos++] = 0x80 | ((cp >> 12) & 0x3f);
+      out[pos++] = 0x80 | ((cp >> 6) & 0x3f);
+      out[pos++] = 0x80 | (cp & 0x3f);
+      return pos;
+    }
+    ch = 0xfffd;
+  }
+  out[pos++] = 0xe0 | (ch >> 12);
+  out[pos++] = 0x80 | ((ch >> 6) & 0x3f);
+  out[pos++] = 0x80 | (ch & 0x3f);
+  return pos;
 }
 
 // Set by scanNumber: whether the last number had no fraction and no exponent.

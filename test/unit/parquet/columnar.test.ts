@@ -637,6 +637,61 @@ describe('writeColumnarDataFile: equivalent to writeDataFile', () => {
   });
 });
 
+describe('writeColumnarDataFile: utf8-bytes columns', () => {
+  it('writes pre-encoded UTF-8 exactly as the same strings given as JS strings', () => {
+    const s: Schema = { schemaId: 0, fields: [field(1, 's', T.string), field(2, 'n', T.long)] };
+    fc.assert(
+      fc.property(
+        fc.array(fc.option(fc.string({ unit: 'binary', maxLength: 24 }), { nil: undefined }), {
+          maxLength: 40,
+        }),
+        (vals) => {
+          const enc = vals.map((v) => Buffer.from(v ?? '', 'utf8'));
+          const offsets = new Int32Array(vals.length + 1);
+          enc.forEach((b, i) => {
+            offsets[i + 1] = offsets[i]! + b.length;
+          });
+          const data = new Uint8Array(Buffer.concat(enc));
+          const valid = Uint8Array.from(vals, (v) => (v === undefined ? 0 : 1));
+          const n = vals.length;
+          const ids = {
+            values: { kind: 'int64' as const, values: BigInt64Array.from(vals, (_, i) => BigInt(i)) },
+          };
+          const asBytes = writeColumnarDataFile(s, {
+            rowCount: n,
+            leaves: new Map<number, ColumnarLeaf>([
+              [1, { values: { kind: 'utf8-bytes', data, offsets }, valid }],
+              [2, ids],
+            ]),
+          });
+          const asStrings = writeColumnarDataFile(s, {
+            rowCount: n,
+            leaves: new Map<number, ColumnarLeaf>([
+              [1, { values: { kind: 'utf8', values: vals }, valid }],
+              [2, ids],
+            ]),
+          });
+          expect(asBytes.metrics).toEqual(asStrings.metrics);
+          expect(Buffer.from(asBytes.bytes).equals(Buffer.from(asStrings.bytes))).toBe(true);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('rejects offsets that do not fit the data', () => {
+    const s: Schema = { schemaId: 0, fields: [field(1, 's', T.string)] };
+    const bad = () =>
+      writeColumnarDataFile(s, {
+        rowCount: 1,
+        leaves: new Map([
+          [1, { values: { kind: 'utf8-bytes', data: new Uint8Array(2), offsets: Int32Array.of(0, 5) } }],
+        ]),
+      });
+    expect(bad).toThrow(/string offsets/);
+  });
+});
+
 describe('writeColumnarDataFile: errors', () => {
   const s: Schema = {
     schemaId: 0,

@@ -20,7 +20,18 @@ function rebuild(shape: Shape, scanner: ShapeScanner): Record<string, unknown> {
     const kind = scanner.kinds[i];
     const v = scanner.values[i];
     o[slot.segments.at(-1)!] =
-      kind === SlotKind.Int ? BigInt(v as number) : kind === SlotKind.EmptyList ? [] : v;
+      kind === SlotKind.Int
+        ? BigInt(v as number)
+        : kind === SlotKind.EmptyList
+          ? []
+          : kind === SlotKind.String
+            ? scanner.stringAt(i)
+            : v;
+    if (kind === SlotKind.String) {
+      // The copied bytes are the string's UTF-8.
+      const bytes = scanner.bytes.subarray(scanner.byteStart[i], scanner.byteEnd[i]);
+      expect(Buffer.from(bytes).equals(Buffer.from(scanner.stringAt(i), 'utf8'))).toBe(true);
+    }
   });
   return out;
 }
@@ -31,7 +42,7 @@ function normalize(v: unknown): unknown {
 
 const key = fc.stringMatching(/^[a-z_][a-z0-9_]{0,8}$/);
 const prim = fc.oneof(
-  fc.string({ maxLength: 12 }),
+  fc.string({ maxLength: 12, unit: 'binary' }),
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
   fc.boolean(),
@@ -48,12 +59,13 @@ describe('ShapeScanner', () => {
     const a = s.scan('{"event_id":"A-1","n":12,"x":1.5,"ok":true,"m":{"src":"gen","v":"v1"},"items":[]}');
     expect(a?.slots.map((x) => x.path)).toEqual(['event_id', 'n', 'x', 'ok', 'm.src', 'm.v', 'items']);
     expect(a?.structs).toEqual(['m']);
-    expect(s.values.slice(0, 7)).toEqual(['A-1', 12, 1.5, true, 'gen', 'v1', null]);
+    expect(s.values.slice(1, 4)).toEqual([12, 1.5, true]);
+    expect([0, 4, 5].map((i) => s.stringAt(i))).toEqual(['A-1', 'gen', 'v1']);
     expect(s.kinds.slice(0, 7)).toEqual([1, 2, 3, 4, 1, 1, 5]);
     const b = s.scan('{"event_id":"A-2","n":-3,"x":2e3,"ok":false,"m":{"src":"g","v":"v2"},"items":[ ]}');
     expect(b).toBe(a);
     expect(s.kinds[2]).toBe(SlotKind.Double); // 2e3 is a double by its text
-    expect(s.values.slice(0, 2)).toEqual(['A-2', -3]);
+    expect([s.stringAt(0), s.values[1]]).toEqual(['A-2', -3]);
   });
 
   it('keeps 1.0 a double and hands long integers, escapes and arrays to the generic parser', () => {
