@@ -161,7 +161,7 @@ export class ShapeScanner {
           if (ch < 0x80) {
             if (ch < 0x20 || ch === 92) return undefined;
             bytes[pos++] = ch;
-          } else if (ch === ch) {
+          } else if (!Number.isNaN(ch)) {
             pos = encodeUtf8(line, j, ch, bytes, pos);
             if (ch >= 0xd800 && ch <= 0xdbff && isLowSurrogate(line.charCodeAt(j + 1))) j++;
           } else return undefined; // NaN: the line ended inside the string
