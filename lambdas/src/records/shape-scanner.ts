@@ -195,13 +195,12 @@ export class ShapeScanner {
       } else {
         const end = scanNumber(line, i);
         if (end < 0) return undefined;
-        const text = line.slice(i, end);
         if (numberIsInt) {
           if (end - i - (c === 45 ? 1 : 0) > MAX_SAFE_DIGITS) return undefined; // exactness: generic path
-          values[slot] = +text;
+          values[slot] = numberValue; // accumulated while scanning: exact below 10^15
           kinds[slot] = SlotKind.Int;
         } else {
-          values[slot] = +text;
+          values[slot] = +line.slice(i, end);
           kinds[slot] = SlotKind.Double;
         }
         i = end;
@@ -307,20 +306,25 @@ function encodeUtf8(line: string, j: number, ch: number, out: Uint8Array, pos: n
   return pos;
 }
 
-// Set by scanNumber: whether the last number had no fraction and no exponent.
+// Set by scanNumber: whether the last number had no fraction and no exponent, and its value then.
 let numberIsInt = true;
+let numberValue = 0;
 
 /** End of a JSON number starting at `i` (RFC 8259 grammar), or -1. */
 function scanNumber(s: string, i: number): number {
   const len = s.length;
   let j = i;
-  if (s.charCodeAt(j) === 45) j++;
+  const negative = s.charCodeAt(j) === 45;
+  if (negative) j++;
   const d0 = s.charCodeAt(j);
+  let v = 0;
   if (d0 === 48) j++;
   else if (d0 >= 49 && d0 <= 57) {
+    v = d0 - 48;
     j++;
-    while (j < len && isDigit(s.charCodeAt(j))) j++;
+    for (let d = s.charCodeAt(j); j < len && isDigit(d); d = s.charCodeAt(++j)) v = v * 10 + (d - 48);
   } else return -1;
+  numberValue = negative ? -v : v;
   numberIsInt = true;
   if (s.charCodeAt(j) === 46) {
     numberIsInt = false;
@@ -345,6 +349,7 @@ function isDigit(c: number): boolean {
 }
 
 function skipWs(s: string, i: number): number {
+  if (s.charCodeAt(i) > 32) return i; // the common case: no whitespace
   for (;;) {
     const c = s.charCodeAt(i);
     if (c === 32 || c === 9 || c === 10 || c === 13) i++;
