@@ -37,7 +37,7 @@ import { compileRouter, type RouteResult, type Router } from '../routing/index.t
 import { compileRowConverter, describeConvertFailure } from '../schema/convert.ts';
 import { fitToExisting } from '../schema/fit.ts';
 import { StructInferrer } from '../schema/infer.ts';
-import { type CommitDeps, commitAppend, type PreparedAppend } from './append.ts';
+import { type AppendResult, type CommitDeps, commitAppend, type PreparedAppend } from './append.ts';
 import { ColumnarTableBatch, gatherRows, valueAt } from './columnar-batch.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 
@@ -256,35 +256,70 @@ async function loadTable(
   let created = false;
   if (!screened.exists) created = await createTable(deps, id, batchType, candidates);
 
-  let last:
-    | {
-        key: string;
-        prepared: PreparedAppend;
-        rejected: DeadLetter[];
-        changes: string[];
-        specChanged: boolean;
-      }
-    | undefined;
-  const staged: string[] = [];
-  const result = await commitAppend(deps, {
-    table: id,
-    summary: deps.summary,
-    prepare: async (base: LoadedTable) => {
-      const m = base.metadata;
-      const key = `${m['current-schema-id']}/${m['last-column-id']}/${m['default-spec-id']}/${m['last-partition-id']}`;
-      if (last?.key === key) return last.prepared;
-      // The base's schema or spec moved under us: files staged for the old one are orphans.
-      await Promise.all(staged.splice(0).map((f) => deps.store.delete(f).catch(() => undefined)));
-      const built = await stage(deps, base, batchType, candidates, accepted, staged);
-      last = { key, ...built };
-      return built.prepared;
-    },
-  });
-  for (const d of last?.rejected ?? []) {
+  const committed = await commitStaged(deps, id, (base, staged) =>
+    stage(deps, base, batchType, candidates, accepted, staged),
+  );
+  for (const d of committed.staged?.rejected ?? []) {
     deadLetters++;
     await reject(d);
   }
-  const files = last?.prepared.dataFiles ?? [];
+  return tableResult(name, created, deadLetters, committed, 'generic');
+}
+
+interface Staged {
+  readonly prepared: PreparedAppend;
+  readonly rejected: readonly DeadLetter[];
+  readonly changes: readonly string[];
+  readonly specChanged: boolean;
+}
+
+interface Committed {
+  readonly result: AppendResult;
+  /** What the winning attempt staged. */
+  readonly staged?: Staged;
+}
+
+/**
+ * Commits what `stageFor` writes against the freshly loaded base. The staged files are reused
+ * while the base's schema and spec stay the same; when they move (another writer evolved the
+ * table) the old files are deleted as orphans and the batch is staged again.
+ */
+async function commitStaged(
+  deps: LoadDeps,
+  id: TableIdentifier,
+  stageFor: (base: LoadedTable, files: string[]) => Promise<Staged>,
+): Promise<Committed> {
+  let last: (Staged & { key: string }) | undefined;
+  const files: string[] = [];
+  try {
+    const result = await commitAppend(deps, {
+      table: id,
+      summary: deps.summary,
+      prepare: async (base: LoadedTable) => {
+        const m = base.metadata;
+        const key = `${m['current-schema-id']}/${m['last-column-id']}/${m['default-spec-id']}/${m['last-partition-id']}`;
+        if (last?.key === key) return last.prepared;
+        await Promise.all(files.splice(0).map((f) => deps.store.delete(f).catch(() => undefined)));
+        last = { key, ...(await stageFor(base, files)) };
+        return last.prepared;
+      },
+    });
+    return { result, ...(last ? { staged: last } : {}) };
+  } catch (e) {
+    if (e instanceof UseGenericPath)
+      await Promise.all(files.splice(0).map((f) => deps.store.delete(f).catch(() => undefined)));
+    throw e;
+  }
+}
+
+function tableResult(
+  name: string,
+  created: boolean,
+  deadLetters: number,
+  c: Committed,
+  path: TableLoadResult['path'],
+): TableLoadResult {
+  const files = c.staged?.prepared.dataFiles ?? [];
   return {
     table: name,
     created,
@@ -292,11 +327,11 @@ async function loadTable(
     files: files.length,
     bytes: Number(files.reduce((n, f) => n + f.file_size_in_bytes, 0n)),
     deadLetters,
-    schemaChanges: last?.changes ?? [],
-    specChanged: last?.specChanged ?? false,
-    ...(result.snapshot ? { snapshotId: result.snapshot['snapshot-id'] } : {}),
-    attempts: result.attempts,
-    path: 'generic',
+    schemaChanges: c.staged?.changes ?? [],
+    specChanged: c.staged?.specChanged ?? false,
+    ...(c.result.snapshot ? { snapshotId: c.result.snapshot['snapshot-id'] } : {}),
+    attempts: c.result.attempts,
+    path,
   };
 }
 
@@ -717,49 +752,24 @@ async function loadTableColumnar(
     }
   }
   const created = exists ? false : await createTable(deps, id, batchType, candidates);
-  let last: { key: string; prepared: PreparedAppend; changes: string[]; specChanged: boolean } | undefined;
-  const staged: string[] = [];
   try {
-    const result = await commitAppend(deps, {
-      table: id,
-      summary: deps.summary,
-      prepare: async (base: LoadedTable) => {
-        const m = base.metadata;
-        const key = `${m['current-schema-id']}/${m['last-column-id']}/${m['default-spec-id']}/${m['last-partition-id']}`;
-        if (last?.key === key) return last.prepared;
-        await Promise.all(staged.splice(0).map((f) => deps.store.delete(f).catch(() => undefined)));
-        const ev = evolve(base, batchType, candidates);
-        if (!supportsColumnar(ev.schema)) throw new UseGenericPath();
-        const columns = batch.toColumnar(ev.schema);
-        if (!columns) throw new UseGenericPath();
-        const dataFiles = await writeColumnarFiles(deps, m, ev.schema, ev.spec, columns, staged);
-        last = {
-          key,
-          prepared: { updates: ev.updates, dataFiles, specId: ev.spec['spec-id'] },
-          changes: ev.changes,
-          specChanged: ev.specChanged,
-        };
-        return last.prepared;
-      },
+    const committed = await commitStaged(deps, id, async (base, files) => {
+      const ev = evolve(base, batchType, candidates);
+      if (!supportsColumnar(ev.schema)) throw new UseGenericPath();
+      const columns = batch.toColumnar(ev.schema);
+      if (!columns) throw new UseGenericPath();
+      const dataFiles = await writeColumnarFiles(deps, base.metadata, ev.schema, ev.spec, columns, files);
+      return {
+        prepared: { updates: ev.updates, dataFiles, specId: ev.spec['spec-id'] },
+        rejected: [],
+        changes: ev.changes,
+        specChanged: ev.specChanged,
+      };
     });
-    const files = last?.prepared.dataFiles ?? [];
-    return {
-      table: name,
-      created,
-      rows: Number(files.reduce((n, f) => n + f.record_count, 0n)),
-      files: files.length,
-      bytes: Number(files.reduce((n, f) => n + f.file_size_in_bytes, 0n)),
-      deadLetters: 0,
-      schemaChanges: last?.changes ?? [],
-      specChanged: last?.specChanged ?? false,
-      ...(result.snapshot ? { snapshotId: result.snapshot['snapshot-id'] } : {}),
-      attempts: result.attempts,
-      path: 'columnar',
-    };
+    return tableResult(name, created, 0, committed, 'columnar');
   } catch (e) {
-    if (!(e instanceof UseGenericPath)) throw e;
-    await Promise.all(staged.splice(0).map((f) => deps.store.delete(f).catch(() => undefined)));
-    return undefined;
+    if (e instanceof UseGenericPath) return undefined;
+    throw e;
   }
 }
 
