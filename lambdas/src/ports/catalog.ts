@@ -30,9 +30,16 @@ export interface Catalog {
   /** Throws FloeError NotFound when the table does not exist. */
   loadTable(id: TableIdentifier): Promise<LoadedTable>;
   tableExists(id: TableIdentifier): Promise<boolean>;
-  /** Where a new table's files go (`<warehouse>/<namespace>/<table>`). */
+  /**
+   * Where a new table's files go (`<warehouse>/<namespace>/<table>`). A catalog that assigns the
+   * location itself (S3 Tables) returns a provisional value: use the location of the table that
+   * `createTable` returns, never this one, for data files.
+   */
   defaultLocation(id: TableIdentifier): string;
-  /** Registers a new table; throws FloeError AlreadyExists when another writer created it first. */
+  /**
+   * Registers a new table; throws FloeError AlreadyExists when another writer created it first.
+   * The catalog may replace `metadata.location` (S3 Tables owns the warehouse location).
+   */
   createTable(id: TableIdentifier, metadata: TableMetadata): Promise<LoadedTable>;
   /**
    * Writes `metadata` as the table's next version and swaps the pointer iff the table is still at

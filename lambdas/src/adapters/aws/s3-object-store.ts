@@ -363,7 +363,8 @@ export function translateS3Error(e: unknown, op: string, uri: string, loc?: S3Lo
     (status !== undefined && status >= 500) ||
     x.$fault === 'server' ||
     Boolean(x.$retryable);
-  const what = THROTTLING.has(name) || status === 429 || status === 503 ? 'throttled or unavailable' : 'failed';
+  const what =
+    THROTTLING.has(name) || status === 429 || status === 503 ? 'throttled or unavailable' : 'failed';
   return new FloeError(ErrorKind.Unexpected, `S3 ${op} ${what} for ${uri}: ${detail}`, {
     cause: e,
     context,

@@ -1,0 +1,127 @@
+/**
+ * Dead-letter store: every record Floe cannot land is kept with its reason (DESIGN §4). Dead letters
+ * are written with deterministic keys before the ledger entry, so a retried, bisected or replayed
+ * batch overwrites its earlier dead letters rather than duplicating them.
+ */
+import type { DeadLetter } from '../app/dead-letters.ts';
+
+export interface DeadLetterRecord extends DeadLetter {
+  /**
+   * Deterministic, storage-safe identity: `<source>-<hash>/<position>` (see `deadLetterKey`). Only
+   * `[A-Za-z0-9._-]` and one `/`; never `.` or `..` as a segment.
+   */
+  readonly key: string;
+  /** Kinesis shard id (the `source` of a streamed record). */
+  readonly shardId?: string;
+  /** Kinesis sequence number as a decimal string (exact: sequence numbers exceed 2^53). */
+  readonly sequenceNumber?: string;
+  readonly partitionKey?: string;
+  /** Approximate arrival time of the record in the stream (epoch milliseconds). */
+  readonly arrivalTimeMs?: number;
+  /** The original bytes, base64, for records that are not text (e.g. GSR-framed Avro). */
+  readonly rawBase64?: string;
+}
+
+export interface DeadLetterListOptions {
+  /**
+   * Only keys starting with this text, e.g. `deadLetterSourcePrefix('shardId-000000000001')` for
+   * one shard's dead letters.
+   */
+  readonly prefix?: string;
+  /** At most this many records (the first ones in key order). */
+  readonly limit?: number;
+}
+
+export interface DeadLetterStore {
+  /** Writes (or overwrites) the dead letter stored under `d.key`. */
+  put(d: DeadLetterRecord): Promise<void>;
+  /** Dead letters in key order (ties broken by reason). */
+  list(opts?: DeadLetterListOptions): Promise<DeadLetterRecord[]>;
+  get(key: string): Promise<DeadLetterRecord | undefined>;
+  /** Removes the dead letter; a missing key is not an error. */
+  delete(key: string): Promise<void>;
+}
+
+/** What identifies a rejected record: its source and its position in it. */
+export interface DeadLetterIdentity {
+  /** File path or shard id. */
+  readonly source: string;
+  /** 1-based line number within a file (ignored when `sequenceNumber` is set). */
+  readonly line: number;
+  /** Shard id; takes precedence over `source` for streamed records. */
+  readonly shardId?: string;
+  /** Kinesis sequence number (decimal string): the record's position within its shard. */
+  readonly sequenceNumber?: string;
+}
+
+/** Sequence numbers are zero-padded to this many digits so keys sort in sequence order. */
+const SEQUENCE_DIGITS = 64;
+/** Line numbers are zero-padded to this many digits so keys sort in line order. */
+const LINE_DIGITS = 10;
+/** Longest readable part of a source kept in a key (its end: the file name matters most). */
+const SOURCE_CHARS = 64;
+
+/**
+ * The deterministic key of a dead letter: `<readable source>-<16 hex hash of the source>/<position>`.
+ *
+ * - Position: the sequence number (when given) zero-padded to 64 digits, else the line number
+ *   padded to 10, so keys list in stream / file order. For a streamed record the batch ordinal is
+ *   deliberately not part of the key: a bisected or replayed batch numbers records differently.
+ * - Source: the shard id (when given) or `source`, with every character outside `[A-Za-z0-9._-]`
+ *   replaced by `_`, leading dots removed and cut to its last 64 characters; the hash of the full
+ *   original source keeps distinct sources distinct (`a/b` and `a_b`), and makes the segment never
+ *   `.` or `..` (`../x` → `_x-<hash>`).
+ *
+ * Pure: the same identity always gives the same key.
+ */
+export function deadLetterKey(d: DeadLetterIdentity): string {
+  return `${deadLetterSourcePrefix(d.shardId ?? d.source)}${position(d)}`;
+}
+
+/** The key prefix (`<readable>-<hash>/`) of every dead letter from one source or shard. */
+export function deadLetterSourcePrefix(source: string): string {
+  const readable =
+    source
+      .replace(/[^A-Za-z0-9._-]+/g, '_')
+      .replace(/^[._]+/, '')
+      .slice(-SOURCE_CHARS)
+      .replace(/^[._-]+/, '') || 'source';
+  return `${readable}-${fnv1a64(source)}/`;
+}
+
+/** Makes a `DeadLetterRecord` (key included) from a `DeadLetter` and the stream's fields. */
+export function deadLetterRecord(
+  d: DeadLetter,
+  extra: Omit<Partial<DeadLetterRecord>, keyof DeadLetter | 'key'> = {},
+): DeadLetterRecord {
+  const record = { ...d, ...extra };
+  return { ...record, key: deadLetterKey(record) };
+}
+
+const KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** True for a key `deadLetterKey` can produce (safe as an object name on every store). */
+export function isDeadLetterKey(key: string): boolean {
+  return key.length <= 256 && KEY.test(key);
+}
+
+function position(d: DeadLetterIdentity): string {
+  if (d.sequenceNumber !== undefined) {
+    const digits = /^\d+$/.test(d.sequenceNumber)
+      ? d.sequenceNumber.replace(/^0+(?=\d)/, '')
+      : `x${fnv1a64(d.sequenceNumber)}`; // not a decimal number: still deterministic and safe
+    return digits.padStart(SEQUENCE_DIGITS, '0');
+  }
+  const line = Number.isSafeInteger(d.line) && d.line >= 0 ? d.line : 0;
+  return String(line).padStart(LINE_DIGITS, '0');
+}
+
+/** FNV-1a 64-bit of the UTF-8 bytes, as 16 hex digits. */
+function fnv1a64(text: string): string {
+  let h = 0xcbf29ce484222325n;
+  for (const b of new TextEncoder().encode(text)) {
+    h ^= BigInt(b);
+    h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return h.toString(16).padStart(16, '0');
+}

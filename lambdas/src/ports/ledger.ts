@@ -1,0 +1,277 @@
+/**
+ * The ingest ledger (DESIGN §4 "Exactly once", invariant 1): which records of which shard are
+ * staged, in which files. One entry per (table, shard, contiguous run of that table's records).
+ *
+ * The entries of one (table, shard) form a chain: each entry names where the previous one ended
+ * (`previousLastSequence`, `null` for the first entry of the chain). The ledger accepts an entry
+ * only at the chain's tail, so a chain never forks and never has holes; the committer then takes
+ * only an unbroken run starting at its watermark (`unbrokenRun`), so an entry that is momentarily
+ * invisible to a reader can delay a commit but never be skipped by a watermark.
+ *
+ * Sequence numbers are Kinesis sequence numbers: decimal strings far beyond 2^53. They are
+ * compared as BigInt (`compareSequence`) and stored as fixed-width zero-padded strings
+ * (`padSequence`) wherever a store must sort them, so lexical order equals numeric order.
+ *
+ * This module is pure (types and helpers); adapters implement `Ledger`.
+ */
+import { ErrorKind, FloeError } from '../errors.ts';
+
+export interface LedgerFile {
+  readonly uri: string;
+  /** `data`: fits the table's current schema; `pending`: a fragment in its own schema, rewritten at commit. */
+  readonly kind: 'data' | 'pending';
+  readonly records: number;
+  readonly bytes: number;
+  readonly schemaId?: number;
+  readonly specId?: number;
+}
+
+export type LedgerStatus = 'staged' | 'committed';
+
+export interface LedgerEntry {
+  readonly table: string;
+  readonly shardId: string;
+  /** Decimal sequence number of the run's first record (inclusive). */
+  readonly firstSequence: string;
+  /** Decimal sequence number of the run's last record (inclusive). */
+  readonly lastSequence: string;
+  /** Where the previous entry of this shard for this table ended (the chain link); null for the first. */
+  readonly previousLastSequence: string | null;
+  readonly files: readonly LedgerFile[];
+  readonly records: number;
+  readonly createdAtMs: number;
+  readonly status: LedgerStatus;
+}
+
+/** What `stagedRanges` reports: a run of one table's records of one shard that is already staged. */
+export interface StagedRange {
+  readonly table: string;
+  readonly shardId: string;
+  readonly firstSequence: string;
+  readonly lastSequence: string;
+  readonly previousLastSequence: string | null;
+  readonly status: LedgerStatus;
+}
+
+/** `appended`: this call added the entry; `already-present`: an identical entry was there (a retry). */
+export type AppendOutcome = 'appended' | 'already-present';
+
+export interface Ledger {
+  /**
+   * Appends `entry` at the tail of its (table, shard) chain. Idempotent: resolves `already-present`
+   * when an identical entry (same content, ignoring `createdAtMs` and `status`) is already in the
+   * chain. Throws FloeError CommitConflict (retryable: re-read the ledger, skip what is staged, retry)
+   * when an entry with the same (table, shard, firstSequence) but different content exists, or when
+   * `entry.previousLastSequence` is not the chain's current tail (a chain break, e.g. a racing
+   * appender won). Throws DataInvalid for a malformed entry.
+   */
+  appendEntry(entry: LedgerEntry): Promise<AppendOutcome>;
+  /**
+   * Entries of (table, shard) whose records lie after `afterSequence` (null: from the chain's start),
+   * at most `limit`, in sequence order. Strongly consistent.
+   */
+  entriesAfter(table: string, shardId: string, afterSequence: string | null, limit: number): Promise<LedgerEntry[]>;
+  /** Tables with at least one staged entry, sorted. May lag a few seconds behind writes. */
+  tablesWithStagedWork(): Promise<string[]>;
+  /** Shards with at least one staged entry for `table`, sorted. May lag like `tablesWithStagedWork`. */
+  shardsWithStagedWork(table: string): Promise<string[]>;
+  /**
+   * Marks the entries of (table, shard) ending at or below `upToSequence` committed (they then expire
+   * after the ledger's retention). Idempotent; resolves how many entries this call changed. An entry
+   * appended in the last moments may be found only by a later call (the committer calls it on every
+   * run, so it catches up).
+   */
+  markCommitted(table: string, shardId: string, upToSequence: string): Promise<number>;
+  /**
+   * Runs of any table on `shardId` that overlap [fromSequence, toSequence], sorted by first sequence
+   * then table. Strongly consistent: the ingest skips the records these cover.
+   */
+  stagedRanges(shardId: string, fromSequence: string, toSequence: string): Promise<StagedRange[]>;
+  /**
+   * Where each table's chain on `shardId` currently ends (table → last sequence). The ingest links
+   * its next entry of a table to this (`previousLastSequence`); a table absent here starts a chain
+   * with null. Strongly consistent.
+   */
+  shardTails(shardId: string): Promise<Map<string, string>>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sequence numbers
+
+/** Kinesis: `0|([1-9]\d{0,128})`, i.e. at most 129 digits. */
+export const SEQUENCE_WIDTH = 129;
+const DECIMAL = /^\d+$/;
+
+function toBigInt(sequence: string): bigint {
+  if (typeof sequence !== 'string' || !DECIMAL.test(sequence)) {
+    throw new FloeError(ErrorKind.DataInvalid, `sequence number ${JSON.stringify(sequence)} is not a decimal`, {
+      context: { sequence },
+    });
+  }
+  return BigInt(sequence);
+}
+
+/** -1, 0 or 1 as `a` is below, equal to or above `b`, compared as (arbitrarily large) integers. */
+export function compareSequence(a: string, b: string): -1 | 0 | 1 {
+  const x = toBigInt(a);
+  const y = toBigInt(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** Equality of optional sequence numbers (null = "before the chain's first entry"). */
+export function sameSequence(a: string | null, b: string | null): boolean {
+  if (a === null || b === null) return a === b;
+  return compareSequence(a, b) === 0;
+}
+
+/** The canonical decimal form (no leading zeros). */
+export function canonicalSequence(sequence: string): string {
+  return toBigInt(sequence).toString();
+}
+
+/** Fixed-width zero-padded form: lexical order of padded strings equals numeric order. */
+export function padSequence(sequence: string | bigint): string {
+  const digits = typeof sequence === 'bigint' ? sequence.toString() : canonicalSequence(sequence);
+  if (digits.startsWith('-') || digits.length > SEQUENCE_WIDTH) {
+    throw new FloeError(ErrorKind.DataInvalid, `sequence number ${digits} does not fit ${SEQUENCE_WIDTH} digits`, {
+      context: { sequence: digits },
+    });
+  }
+  return digits.padStart(SEQUENCE_WIDTH, '0');
+}
+
+/** Inverse of `padSequence`. */
+export function unpadSequence(padded: string): string {
+  return canonicalSequence(padded);
+}
+
+/** The sequence number right after `sequence` (for exclusive lower bounds in sorted keys). */
+export function nextSequence(sequence: string): string {
+  return (toBigInt(sequence) + 1n).toString();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries
+
+const KEY_PART = /^[^#\s][^#]*$/;
+
+/**
+ * Checks an entry's shape and returns it in canonical form (sequence numbers without leading
+ * zeros). Throws DataInvalid.
+ */
+export function normalizeEntry(entry: LedgerEntry): LedgerEntry {
+  const bad = (why: string): never => {
+    throw new FloeError(ErrorKind.DataInvalid, `ledger entry for ${entry.table}/${entry.shardId}: ${why}`, {
+      context: { table: entry.table, shardId: entry.shardId, firstSequence: entry.firstSequence },
+    });
+  };
+  if (typeof entry.table !== 'string' || !KEY_PART.test(entry.table)) bad('table name must be non-empty, no "#"');
+  if (typeof entry.shardId !== 'string' || !KEY_PART.test(entry.shardId)) bad('shard id must be non-empty, no "#"');
+  const first = canonicalSequence(entry.firstSequence);
+  const last = canonicalSequence(entry.lastSequence);
+  const previous = entry.previousLastSequence === null ? null : canonicalSequence(entry.previousLastSequence);
+  padSequence(last);
+  if (compareSequence(first, last) > 0) bad(`firstSequence ${first} is after lastSequence ${last}`);
+  if (previous !== null && compareSequence(previous, first) >= 0) {
+    bad(`previousLastSequence ${previous} is not before firstSequence ${first}`);
+  }
+  const count = (n: unknown, what: string) => {
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) bad(`${what} must be a non-negative integer`);
+  };
+  count(entry.records, 'records');
+  count(entry.createdAtMs, 'createdAtMs');
+  if (entry.status !== 'staged' && entry.status !== 'committed') bad(`unknown status ${String(entry.status)}`);
+  if (!Array.isArray(entry.files)) bad('files must be an array');
+  const files = entry.files.map((f): LedgerFile => {
+    if (typeof f.uri !== 'string' || f.uri === '') bad('file uri must be a non-empty string');
+    if (f.kind !== 'data' && f.kind !== 'pending') bad(`file kind must be data or pending, got ${String(f.kind)}`);
+    count(f.records, 'file records');
+    count(f.bytes, 'file bytes');
+    if (f.schemaId !== undefined) count(f.schemaId, 'file schemaId');
+    if (f.specId !== undefined) count(f.specId, 'file specId');
+    return {
+      uri: f.uri,
+      kind: f.kind,
+      records: f.records,
+      bytes: f.bytes,
+      ...(f.schemaId === undefined ? {} : { schemaId: f.schemaId }),
+      ...(f.specId === undefined ? {} : { specId: f.specId }),
+    };
+  });
+  return {
+    table: entry.table,
+    shardId: entry.shardId,
+    firstSequence: first,
+    lastSequence: last,
+    previousLastSequence: previous,
+    files,
+    records: entry.records,
+    createdAtMs: entry.createdAtMs,
+    status: entry.status,
+  };
+}
+
+/**
+ * The content that identifies an entry, as a canonical JSON string: everything but `createdAtMs`
+ * and `status` (a retry re-appends the same content at a later time). Input must be normalized.
+ */
+export function entryContent(entry: LedgerEntry): string {
+  return JSON.stringify({
+    table: entry.table,
+    shardId: entry.shardId,
+    firstSequence: entry.firstSequence,
+    lastSequence: entry.lastSequence,
+    previousLastSequence: entry.previousLastSequence,
+    records: entry.records,
+    files: entry.files.map((f) => ({
+      uri: f.uri,
+      kind: f.kind,
+      records: f.records,
+      bytes: f.bytes,
+      schemaId: f.schemaId ?? null,
+      specId: f.specId ?? null,
+    })),
+  });
+}
+
+/** True when `a` and `b` describe the same staged run (ignores `createdAtMs` and `status`). */
+export function sameEntryContent(a: LedgerEntry, b: LedgerEntry): boolean {
+  return entryContent(normalizeEntry(a)) === entryContent(normalizeEntry(b));
+}
+
+/** Sorts entries by last sequence (within one chain that is also first-sequence order). */
+export function sortEntries<T extends { lastSequence: string; table: string }>(entries: readonly T[]): T[] {
+  return [...entries].sort((a, b) => compareSequence(a.lastSequence, b.lastSequence) || cmp(a.table, b.table));
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The prefix of one (table, shard) chain's `entries` that the committer may take: entries at or
+ * below the watermark are skipped, then entries are taken while each links to where the previous
+ * one ended, starting at `watermark` (null: the chain's start). Stops at the first gap, so an entry
+ * that a reader did not see (yet) is never jumped over. `entries` need not be sorted.
+ */
+export function unbrokenRun<T extends LedgerEntry>(entries: readonly T[], watermark: string | null): T[] {
+  const out: T[] = [];
+  let expected = watermark;
+  for (const e of sortEntries(entries)) {
+    if (expected !== null && compareSequence(e.lastSequence, expected) <= 0) continue;
+    if (!sameSequence(e.previousLastSequence, expected)) break;
+    out.push(e);
+    expected = e.lastSequence;
+  }
+  return out;
+}
+
+/** True when one of `ranges` of `table` covers `sequence` (the ingest skips such records). */
+export function isStaged(ranges: readonly StagedRange[], table: string, sequence: string): boolean {
+  return ranges.some(
+    (r) =>
+      r.table === table &&
+      compareSequence(r.firstSequence, sequence) <= 0 &&
+      compareSequence(sequence, r.lastSequence) <= 0,
+  );
+}
