@@ -1,0 +1,151 @@
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLedgerTable } from '../../lambdas/src/adapters/aws/dynamodb-ledger.ts';
+import { DynamoLock } from '../../lambdas/src/adapters/aws/dynamodb-lock.ts';
+import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
+import type { Clock } from '../../lambdas/src/ports/clock.ts';
+import { type Lease, leaseRemainingMs, leaseValid } from '../../lambdas/src/ports/lock.ts';
+
+// dynalite ships no type declarations; load it through require with the little we use.
+interface DynaliteServer {
+  listen(port: number, host: string, cb: (err?: Error) => void): void;
+  address(): { port: number };
+  close(cb?: () => void): void;
+}
+const dynalite = createRequire(import.meta.url)('dynalite') as (options: Record<string, number>) => DynaliteServer;
+
+const TABLE = 'floe-lock-test';
+let server: DynaliteServer;
+let client: DynamoDBClient;
+const clock: Clock & { t: number } = { t: 1_700_000_000_000, nowMs: () => clock.t };
+let lock: DynamoLock;
+let lockCount = 0;
+const freshName = () => `commit/orders_${++lockCount}`;
+
+beforeAll(async () => {
+  server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve, reject) => server.listen(0, '127.0.0.1', (e) => (e ? reject(e) : resolve())));
+  client = new DynamoDBClient({
+    endpoint: `http://127.0.0.1:${server.address().port}`,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    requestHandler: new NodeHttpHandler({ httpAgent: new http.Agent({ keepAlive: true, maxSockets: 32 }) }),
+  });
+  await createLedgerTable(client, TABLE);
+  lock = new DynamoLock(client, { tableName: TABLE, clock });
+});
+
+afterAll(async () => {
+  client?.destroy();
+  if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+async function rejection(p: Promise<unknown>): Promise<FloeError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  if (!(e instanceof FloeError)) throw new Error(`expected a FloeError, got ${String(e)}`);
+  return e;
+}
+
+describe('DynamoLock', () => {
+  it('is exclusive while the lease is valid', async () => {
+    const name = freshName();
+    const a = await lock.acquire(name, 'committer-a', 30_000);
+    expect(a).toMatchObject({ name, owner: 'committer-a', expiresAtMs: clock.t + 30_000, leaseMs: 30_000 });
+    expect(typeof a!.token).toBe('bigint');
+    expect(leaseValid(a!, clock.t)).toBe(true);
+    expect(leaseRemainingMs(a!, clock.t + 10_000)).toBe(20_000);
+    expect(await lock.acquire(name, 'committer-b', 30_000)).toBeUndefined();
+    clock.t += 29_999;
+    expect(await lock.acquire(name, 'committer-b', 30_000)).toBeUndefined();
+    // Other names are independent.
+    expect(await lock.acquire(freshName(), 'committer-b', 30_000)).toBeDefined();
+  });
+
+  it('lets another owner in after expiry, with a higher fencing token; the old lease is lost', async () => {
+    const name = freshName();
+    const a = (await lock.acquire(name, 'a', 10_000))!;
+    clock.t += 10_000; // expired exactly at expiresAtMs
+    expect(leaseValid(a, clock.t)).toBe(false);
+    const b = (await lock.acquire(name, 'b', 10_000))!;
+    expect(b).toBeDefined();
+    expect(b.token).toBeGreaterThan(a.token);
+    // a cannot renew or release what b now holds.
+    let err = await rejection(lock.renew(a));
+    expect(err.kind).toBe(ErrorKind.LockHeld);
+    err = await rejection(lock.release(a));
+    expect(err.kind).toBe(ErrorKind.LockHeld);
+    // b still holds it.
+    expect(await lock.acquire(name, 'c', 10_000)).toBeUndefined();
+  });
+
+  it('renews a valid lease and refuses to renew an expired one', async () => {
+    const name = freshName();
+    const a = (await lock.acquire(name, 'a', 10_000))!;
+    clock.t += 8_000;
+    const renewed = await lock.renew(a);
+    expect(renewed.expiresAtMs).toBe(clock.t + 10_000);
+    expect(renewed.token).toBe(a.token);
+    clock.t += 8_000; // beyond the original expiry, within the renewed one
+    expect(await lock.acquire(name, 'b', 10_000)).toBeUndefined();
+    const longer = await lock.renew(renewed, 60_000);
+    expect(longer.expiresAtMs).toBe(clock.t + 60_000);
+    clock.t += 60_001;
+    const err = await rejection(lock.renew(longer));
+    expect(err.kind).toBe(ErrorKind.LockHeld);
+    expect(err.context.lock).toBe(name);
+  });
+
+  it('is released only by its holder, and a release lets the next owner in at once', async () => {
+    const name = freshName();
+    const a = (await lock.acquire(name, 'a', 60_000))!;
+    const forged: Lease = { ...a, owner: 'b' };
+    expect((await rejection(lock.release(forged))).kind).toBe(ErrorKind.LockHeld);
+    expect((await rejection(lock.release({ ...a, token: a.token + 1n }))).kind).toBe(ErrorKind.LockHeld);
+    await lock.release(a);
+    await lock.release(a); // idempotent for the holder
+    expect((await rejection(lock.renew(a))).kind).toBe(ErrorKind.LockHeld);
+    const b = (await lock.acquire(name, 'b', 60_000))!;
+    expect(b.token).toBeGreaterThan(a.token);
+    expect((await rejection(lock.release(a))).kind).toBe(ErrorKind.LockHeld);
+  });
+
+  it('grants exactly one of ten concurrent acquires', async () => {
+    const name = freshName();
+    for (let round = 0; round < 3; round++) {
+      const leases = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => lock.acquire(name, `owner-${round}-${i}`, 5_000)),
+      );
+      const granted = leases.filter((l): l is Lease => l !== undefined);
+      expect(granted).toHaveLength(1);
+      clock.t += 5_000;
+    }
+  });
+
+  it('keeps fencing tokens strictly increasing across acquisitions, releases and owners', async () => {
+    const name = freshName();
+    const tokens: bigint[] = [];
+    for (let i = 0; i < 6; i++) {
+      const lease = (await lock.acquire(name, `owner-${i % 2}`, 1_000))!;
+      tokens.push(lease.token);
+      if (i % 3 === 0) await lock.release(lease);
+      else clock.t += 1_000;
+    }
+    // Re-acquiring one's own valid lease supersedes it with a newer token.
+    const mine = (await lock.acquire(name, 'me', 1_000))!;
+    const again = (await lock.acquire(name, 'me', 1_000))!;
+    tokens.push(mine.token, again.token);
+    expect((await rejection(lock.renew(mine))).kind).toBe(ErrorKind.LockHeld);
+    expect(await lock.renew(again)).toMatchObject({ token: again.token });
+    for (let i = 1; i < tokens.length; i++) expect(tokens[i]!).toBeGreaterThan(tokens[i - 1]!);
+  });
+
+  it('rejects a non-positive lease duration', async () => {
+    expect((await rejection(lock.acquire(freshName(), 'a', 0))).kind).toBe(ErrorKind.ConfigInvalid);
+  });
+});
