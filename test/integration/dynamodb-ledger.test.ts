@@ -14,7 +14,9 @@ interface DynaliteServer {
   address(): { port: number };
   close(cb?: () => void): void;
 }
-const dynalite = createRequire(import.meta.url)('dynalite') as (options: Record<string, number>) => DynaliteServer;
+const dynalite = createRequire(import.meta.url)('dynalite') as (
+  options: Record<string, number>,
+) => DynaliteServer;
 
 let server: DynaliteServer;
 let client: DynamoDBClient;
@@ -23,7 +25,9 @@ const clock: Clock & { t: number } = { t: 1_700_000_000_000, nowMs: () => clock.
 
 beforeAll(async () => {
   server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve, reject) => server.listen(0, '127.0.0.1', (e) => (e ? reject(e) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    server.listen(0, '127.0.0.1', (e) => (e ? reject(e) : resolve())),
+  );
   client = new DynamoDBClient({
     endpoint: `http://127.0.0.1:${server.address().port}`,
     region: 'us-east-1',
@@ -57,7 +61,15 @@ function entry(table: string, first: string, last: string, previous: string | nu
     firstSequence: first,
     lastSequence: last,
     previousLastSequence: previous,
-    files: [{ uri: `s3://bucket/${table}/${first}-${tag}.parquet`, kind: 'data', records: 2, bytes: 100, schemaId: 0 }],
+    files: [
+      {
+        uri: `s3://bucket/${table}/${first}-${tag}.parquet`,
+        kind: 'data',
+        records: 2,
+        bytes: 100,
+        schemaId: 0,
+      },
+    ],
     records: 2,
     createdAtMs: clock.nowMs(),
     status: 'staged',
@@ -144,7 +156,9 @@ describe('DynamoLedger', () => {
     expect(err.kind).toBe(ErrorKind.DataInvalid);
     // Chains are per (table, shard): another table and another shard start their own.
     expect(await ledger.appendEntry(entry('users', seq(1), seq(2), null))).toBe('appended');
-    expect(await ledger.appendEntry({ ...entry('orders', seq(1), seq(2), null), shardId: 'shardId-2' })).toBe('appended');
+    expect(await ledger.appendEntry({ ...entry('orders', seq(1), seq(2), null), shardId: 'shardId-2' })).toBe(
+      'appended',
+    );
   });
 
   it('orders entriesAfter numerically for 56-digit sequence numbers differing in the high digits', async () => {
@@ -167,7 +181,9 @@ describe('DynamoLedger', () => {
       if (i === 0) await ledger.appendEntry(entry('users', seq(1), seq(8000), null));
     }
     expect(await ledger.entriesAfter('orders', SHARD, null, 100)).toEqual(entries);
-    expect(await ledger.entriesAfter('orders', SHARD, entries[0]!.lastSequence, 100)).toEqual(entries.slice(1));
+    expect(await ledger.entriesAfter('orders', SHARD, entries[0]!.lastSequence, 100)).toEqual(
+      entries.slice(1),
+    );
     expect(await ledger.entriesAfter('orders', SHARD, entries[1]!.lastSequence, 1)).toEqual([entries[2]]);
     expect(await ledger.entriesAfter('orders', SHARD, entries[3]!.lastSequence, 2)).toEqual(entries.slice(4));
     const end = entries[4]!.lastSequence;
@@ -177,7 +193,9 @@ describe('DynamoLedger', () => {
     expect(Number(low)).toBe(Number(end));
     expect(await ledger.appendEntry(entry('orders', low, low, end))).toBe('appended');
     expect((await ledger.entriesAfter('orders', SHARD, end, 5)).map((e) => e.lastSequence)).toEqual([low]);
-    expect((await ledger.entriesAfter('users', SHARD, null, 5)).map((e) => e.lastSequence)).toEqual([seq(8000)]);
+    expect((await ledger.entriesAfter('users', SHARD, null, 5)).map((e) => e.lastSequence)).toEqual([
+      seq(8000),
+    ]);
     expect(unbrokenRun(await ledger.entriesAfter('orders', SHARD, null, 100), null)).toHaveLength(6);
   });
 
@@ -206,7 +224,11 @@ describe('DynamoLedger', () => {
     // Identical racing retries both succeed, exactly one of them appending.
     const tail = (await ledger.shardTails(SHARD)).get('orders')!;
     const same = entry('orders', seq(901), seq(905), tail);
-    const outcomes = await Promise.all([ledger.appendEntry(same), ledger.appendEntry(same), ledger.appendEntry(same)]);
+    const outcomes = await Promise.all([
+      ledger.appendEntry(same),
+      ledger.appendEntry(same),
+      ledger.appendEntry(same),
+    ]);
     expect(outcomes.filter((o) => o === 'appended')).toHaveLength(1);
   });
 
@@ -260,7 +282,9 @@ describe('DynamoLedger', () => {
     expect(await ledger.markCommitted('users', SHARD, seq(2))).toBe(1);
     expect(await ledger.tablesWithStagedWork()).toEqual([]);
     // The chain continues after everything was committed.
-    expect(await ledger.appendEntry(entry('orders', seq(100), seq(101), orders[2]!.lastSequence))).toBe('appended');
+    expect(await ledger.appendEntry(entry('orders', seq(100), seq(101), orders[2]!.lastSequence))).toBe(
+      'appended',
+    );
     expect(await ledger.tablesWithStagedWork()).toEqual(['orders']);
   });
 
@@ -272,7 +296,11 @@ describe('DynamoLedger', () => {
         if (prop !== 'send') return Reflect.get(target, prop, receiver);
         return (command: { constructor: { name: string }; input: { Item?: { sk?: { S?: string } } } }) => {
           const sk = command.input.Item?.sk?.S;
-          if (failFor !== undefined && command.constructor.name === 'PutItemCommand' && sk?.endsWith(padSequence(failFor))) {
+          if (
+            failFor !== undefined &&
+            command.constructor.name === 'PutItemCommand' &&
+            sk?.endsWith(padSequence(failFor))
+          ) {
             return Promise.reject(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
           }
           return target.send(command as never);
@@ -287,9 +315,9 @@ describe('DynamoLedger', () => {
     expect(err.retryable).toBe(true);
     // The entry is in the ledger (only as the tail's copy) and every reader sees it.
     expect(await healthy.entriesAfter('orders', SHARD, null, 10)).toEqual([e1]);
-    expect((await healthy.stagedRanges(SHARD, e1.firstSequence, e1.lastSequence)).map((r) => r.table)).toEqual([
-      'orders',
-    ]);
+    expect(
+      (await healthy.stagedRanges(SHARD, e1.firstSequence, e1.lastSequence)).map((r) => r.table),
+    ).toEqual(['orders']);
     expect(await healthy.tablesWithStagedWork()).toEqual(['orders']);
     // The retry is idempotent and writes the missing item.
     failFor = undefined;

@@ -15,7 +15,9 @@ interface DynaliteServer {
   address(): { port: number };
   close(cb?: () => void): void;
 }
-const dynalite = createRequire(import.meta.url)('dynalite') as (options: Record<string, number>) => DynaliteServer;
+const dynalite = createRequire(import.meta.url)('dynalite') as (
+  options: Record<string, number>,
+) => DynaliteServer;
 
 const TABLE = 'floe-lock-test';
 let server: DynaliteServer;
@@ -27,7 +29,9 @@ const freshName = () => `commit/orders_${++lockCount}`;
 
 beforeAll(async () => {
   server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve, reject) => server.listen(0, '127.0.0.1', (e) => (e ? reject(e) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    server.listen(0, '127.0.0.1', (e) => (e ? reject(e) : resolve())),
+  );
   client = new DynamoDBClient({
     endpoint: `http://127.0.0.1:${server.address().port}`,
     region: 'us-east-1',

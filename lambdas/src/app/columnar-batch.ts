@@ -22,7 +22,7 @@ import type { ColumnarBatch, ColumnarLeaf, ColumnValues } from '../parquet/index
 import { type Shape, type ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
 import { ConvertFailure, primitiveConverter } from '../schema/convert-primitive.ts';
 import { assignIds, classifyString } from '../schema/infer.ts';
-import { parseTimestamp } from '../schema/temporal.ts';
+import { parseDate, parseTimestamp } from '../schema/temporal.ts';
 
 const BIT = (k: SlotKind) => 1 << k;
 const STRING = BIT(SlotKind.String);
@@ -48,6 +48,8 @@ interface ColumnAcc {
   kinds: number;
   /** Microseconds of every value, kept when inference found the column to be timestamptz. */
   micros?: BigInt64Array;
+  /** Days of every value, kept when inference found the column to be a date. */
+  days?: Int32Array;
 }
 
 const latin1 = new TextDecoder('latin1');
@@ -303,6 +305,7 @@ function stringType(c: ColumnAcc, detect: boolean): PrimitiveType {
   if (!detect) return T.string;
   let t: PrimitiveType | undefined;
   let micros: BigInt64Array | undefined;
+  let days: Int32Array | undefined;
   const n = c.len;
   for (let r = 0; r < n; r++) {
     if (c.rowKinds[r] !== SlotKind.String) continue;
@@ -312,12 +315,15 @@ function stringType(c: ColumnAcc, detect: boolean): PrimitiveType {
     if (t === undefined) {
       t = k;
       if (t === T.timestamptz) micros = new BigInt64Array(n);
+      if (t === T.date) days = new Int32Array(n);
     } else if (k !== t) return T.string; // date + timestamptz, or either + string → string
     if (t === T.string) return t;
-    // Keep the parsed instant: conversion would otherwise parse every timestamp a second time.
+    // Keep the parsed value: conversion would otherwise parse every one a second time.
     if (micros) micros[r] = parseTimestamp(v, 'micros', 'required') ?? 0n;
+    else if (days) days[r] = parseDate(v) ?? 0;
   }
   if (micros) c.micros = micros;
+  if (days) c.days = days;
   return t ?? T.string;
 }
 
@@ -365,6 +371,13 @@ function convertColumn(c: ColumnAcc, t: PrimitiveType, n: number): ColumnarLeaf 
     out.set(c.micros.subarray(0, Math.min(n, c.micros.length)));
     for (let i = 0; i < n; i++) if (rk[i] !== SlotKind.String) markNull(i);
     values = { kind: 'int64', values: out };
+    return valid ? { values, valid } : { values };
+  }
+  if (t.kind === 'date' && c.days && kinds === STRING) {
+    const out = new Int32Array(n);
+    out.set(c.days.subarray(0, Math.min(n, c.days.length)));
+    for (let i = 0; i < n; i++) if (rk[i] !== SlotKind.String) markNull(i);
+    values = { kind: 'int32', values: out };
     return valid ? { values, valid } : { values };
   }
   switch (t.kind) {

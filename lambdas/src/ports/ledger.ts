@@ -70,7 +70,12 @@ export interface Ledger {
    * Entries of (table, shard) whose records lie after `afterSequence` (null: from the chain's start),
    * at most `limit`, in sequence order. Strongly consistent.
    */
-  entriesAfter(table: string, shardId: string, afterSequence: string | null, limit: number): Promise<LedgerEntry[]>;
+  entriesAfter(
+    table: string,
+    shardId: string,
+    afterSequence: string | null,
+    limit: number,
+  ): Promise<LedgerEntry[]>;
   /** Tables with at least one staged entry, sorted. May lag a few seconds behind writes. */
   tablesWithStagedWork(): Promise<string[]>;
   /** Shards with at least one staged entry for `table`, sorted. May lag like `tablesWithStagedWork`. */
@@ -104,9 +109,13 @@ const DECIMAL = /^\d+$/;
 
 function toBigInt(sequence: string): bigint {
   if (typeof sequence !== 'string' || !DECIMAL.test(sequence)) {
-    throw new FloeError(ErrorKind.DataInvalid, `sequence number ${JSON.stringify(sequence)} is not a decimal`, {
-      context: { sequence },
-    });
+    throw new FloeError(
+      ErrorKind.DataInvalid,
+      `sequence number ${JSON.stringify(sequence)} is not a decimal`,
+      {
+        context: { sequence },
+      },
+    );
   }
   return BigInt(sequence);
 }
@@ -133,9 +142,13 @@ export function canonicalSequence(sequence: string): string {
 export function padSequence(sequence: string | bigint): string {
   const digits = typeof sequence === 'bigint' ? sequence.toString() : canonicalSequence(sequence);
   if (digits.startsWith('-') || digits.length > SEQUENCE_WIDTH) {
-    throw new FloeError(ErrorKind.DataInvalid, `sequence number ${digits} does not fit ${SEQUENCE_WIDTH} digits`, {
-      context: { sequence: digits },
-    });
+    throw new FloeError(
+      ErrorKind.DataInvalid,
+      `sequence number ${digits} does not fit ${SEQUENCE_WIDTH} digits`,
+      {
+        context: { sequence: digits },
+      },
+    );
   }
   return digits.padStart(SEQUENCE_WIDTH, '0');
 }
@@ -165,8 +178,10 @@ export function normalizeEntry(entry: LedgerEntry): LedgerEntry {
       context: { table: entry.table, shardId: entry.shardId, firstSequence: entry.firstSequence },
     });
   };
-  if (typeof entry.table !== 'string' || !KEY_PART.test(entry.table)) bad('table name must be non-empty, no "#"');
-  if (typeof entry.shardId !== 'string' || !KEY_PART.test(entry.shardId)) bad('shard id must be non-empty, no "#"');
+  if (typeof entry.table !== 'string' || !KEY_PART.test(entry.table))
+    bad('table name must be non-empty, no "#"');
+  if (typeof entry.shardId !== 'string' || !KEY_PART.test(entry.shardId))
+    bad('shard id must be non-empty, no "#"');
   const first = canonicalSequence(entry.firstSequence);
   const last = canonicalSequence(entry.lastSequence);
   const previous = entry.previousLastSequence === null ? null : canonicalSequence(entry.previousLastSequence);
@@ -176,15 +191,18 @@ export function normalizeEntry(entry: LedgerEntry): LedgerEntry {
     bad(`previousLastSequence ${previous} is not before firstSequence ${first}`);
   }
   const count = (n: unknown, what: string) => {
-    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) bad(`${what} must be a non-negative integer`);
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0)
+      bad(`${what} must be a non-negative integer`);
   };
   count(entry.records, 'records');
   count(entry.createdAtMs, 'createdAtMs');
-  if (entry.status !== 'staged' && entry.status !== 'committed') bad(`unknown status ${String(entry.status)}`);
+  if (entry.status !== 'staged' && entry.status !== 'committed')
+    bad(`unknown status ${String(entry.status)}`);
   if (!Array.isArray(entry.files)) bad('files must be an array');
   const files = entry.files.map((f): LedgerFile => {
     if (typeof f.uri !== 'string' || f.uri === '') bad('file uri must be a non-empty string');
-    if (f.kind !== 'data' && f.kind !== 'pending') bad(`file kind must be data or pending, got ${String(f.kind)}`);
+    if (f.kind !== 'data' && f.kind !== 'pending')
+      bad(`file kind must be data or pending, got ${String(f.kind)}`);
     count(f.records, 'file records');
     count(f.bytes, 'file bytes');
     if (f.schemaId !== undefined) count(f.schemaId, 'file schemaId');
@@ -241,7 +259,9 @@ export function sameEntryContent(a: LedgerEntry, b: LedgerEntry): boolean {
 
 /** Sorts entries by last sequence (within one chain that is also first-sequence order). */
 export function sortEntries<T extends { lastSequence: string; table: string }>(entries: readonly T[]): T[] {
-  return [...entries].sort((a, b) => compareSequence(a.lastSequence, b.lastSequence) || cmp(a.table, b.table));
+  return [...entries].sort(
+    (a, b) => compareSequence(a.lastSequence, b.lastSequence) || cmp(a.table, b.table),
+  );
 }
 
 function cmp(a: string, b: string): number {

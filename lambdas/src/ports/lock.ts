@@ -56,14 +56,21 @@ export function leaseRemainingMs(lease: Lease, nowMs: number): number {
 /** Throws ConfigInvalid unless `leaseMs` is a positive safe integer. */
 export function checkLeaseMs(leaseMs: number): number {
   if (!Number.isSafeInteger(leaseMs) || leaseMs <= 0) {
-    throw new FloeError(ErrorKind.ConfigInvalid, `lease duration must be a positive integer of ms, got ${leaseMs}`);
+    throw new FloeError(
+      ErrorKind.ConfigInvalid,
+      `lease duration must be a positive integer of ms, got ${leaseMs}`,
+    );
   }
   return leaseMs;
 }
 
 export function lockLost(lease: Lease, why: string): FloeError {
-  return new FloeError(ErrorKind.LockHeld, `lock ${lease.name}: lease of ${lease.owner} (token ${lease.token}) ${why}`, {
-    retryable: false,
-    context: { lock: lease.name, owner: lease.owner, token: lease.token.toString() },
-  });
+  return new FloeError(
+    ErrorKind.LockHeld,
+    `lock ${lease.name}: lease of ${lease.owner} (token ${lease.token}) ${why}`,
+    {
+      retryable: false,
+      context: { lock: lease.name, owner: lease.owner, token: lease.token.toString() },
+    },
+  );
 }

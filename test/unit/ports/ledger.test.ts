@@ -68,7 +68,8 @@ describe('sequence numbers', () => {
   });
 
   it('rejects what is not a decimal sequence number', () => {
-    for (const bad of ['', '-1', '1e5', '12a', ' 1', '1.0']) throwsKind(() => compareSequence(bad, '1'), ErrorKind.DataInvalid);
+    for (const bad of ['', '-1', '1e5', '12a', ' 1', '1.0'])
+      throwsKind(() => compareSequence(bad, '1'), ErrorKind.DataInvalid);
     throwsKind(() => padSequence('1'.repeat(SEQUENCE_WIDTH + 1)), ErrorKind.DataInvalid);
     throwsKind(() => padSequence(-1n), ErrorKind.DataInvalid);
     expect(padSequence('9'.repeat(SEQUENCE_WIDTH))).toBe('9'.repeat(SEQUENCE_WIDTH));
@@ -81,7 +82,8 @@ function entry(first: number, last: number, previous: number | null, table = 't'
     shardId: 'shardId-000000000000',
     firstSequence: `${first}00000000000000000000000000000000000000000000000000`,
     lastSequence: `${last}00000000000000000000000000000000000000000000000000`,
-    previousLastSequence: previous === null ? null : `${previous}00000000000000000000000000000000000000000000000000`,
+    previousLastSequence:
+      previous === null ? null : `${previous}00000000000000000000000000000000000000000000000000`,
     files: [{ uri: `s3://b/${table}/${first}.parquet`, kind: 'data', records: 1, bytes: 10 }],
     records: 1,
     createdAtMs: 1,
@@ -135,7 +137,11 @@ describe('entries', () => {
     throwsKind(() => normalizeEntry({ ...entry(1, 2, null), shardId: 's#1' }), ErrorKind.DataInvalid);
     throwsKind(() => normalizeEntry({ ...entry(1, 2, null), records: -1 }), ErrorKind.DataInvalid);
     throwsKind(
-      () => normalizeEntry({ ...entry(1, 2, null), files: [{ uri: 'x', kind: 'other' as 'data', records: 1, bytes: 1 }] }),
+      () =>
+        normalizeEntry({
+          ...entry(1, 2, null),
+          files: [{ uri: 'x', kind: 'other' as 'data', records: 1, bytes: 1 }],
+        }),
       ErrorKind.DataInvalid,
     );
   });

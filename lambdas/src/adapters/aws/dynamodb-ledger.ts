@@ -60,6 +60,8 @@
  * Committed entries expire (`expiresAt`) after `committedRetentionMs`, which must exceed the
  * stream's retention, so that a replay of any record still in the stream finds its entry.
  */
+
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import {
   ConditionalCheckFailedException,
   CreateTableCommand,
@@ -75,7 +77,6 @@ import {
   UpdateItemCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { ErrorKind, FloeError, isFloeError } from '../../errors.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
@@ -90,8 +91,8 @@ import {
   nextSequence,
   normalizeEntry,
   padSequence,
-  sameSequence,
   type StagedRange,
+  sameSequence,
   sortEntries,
 } from '../../ports/ledger.ts';
 
@@ -158,7 +159,8 @@ export class DynamoLedger implements Ledger {
         await this.advanceTail(entry, content, tail);
       } catch (e) {
         if (isConditionFailed(e) && round === 0) continue;
-        if (isConditionFailed(e)) throw chainConflict(entry, 'the chain moved while appending', tail?.last ?? null);
+        if (isConditionFailed(e))
+          throw chainConflict(entry, 'the chain moved while appending', tail?.last ?? null);
         throw dynamoError(e, 'appendEntry', { table: entry.table, shardId: entry.shardId });
       }
       await this.putEntryItem(entry);
@@ -167,7 +169,11 @@ export class DynamoLedger implements Ledger {
   }
 
   /** `entry` does not link to the tail: an earlier append of it, a conflicting one, or a chain break. */
-  private async notAtTail(entry: LedgerEntry, content: string, tail: Tail | undefined): Promise<AppendOutcome> {
+  private async notAtTail(
+    entry: LedgerEntry,
+    content: string,
+    tail: Tail | undefined,
+  ): Promise<AppendOutcome> {
     let same: { entry: LedgerEntry; content: string } | undefined;
     if (tail && compareSequence(tail.entry.firstSequence, entry.firstSequence) === 0) {
       same = tail;
@@ -316,7 +322,10 @@ export class DynamoLedger implements Ledger {
     limit: number,
   ): Promise<LedgerEntry[]> {
     if (!Number.isSafeInteger(limit) || limit < 1) {
-      throw new FloeError(ErrorKind.DataInvalid, `entriesAfter: limit must be a positive integer, got ${limit}`);
+      throw new FloeError(
+        ErrorKind.DataInvalid,
+        `entriesAfter: limit must be a positive integer, got ${limit}`,
+      );
     }
     // The tail first: an entry not yet written as an item is then either in the tail's copy or,
     // if a later append wrote it meanwhile, in the Query below.
@@ -381,7 +390,8 @@ export class DynamoLedger implements Ledger {
     return [...found.values()]
       .sort(
         (a, b) =>
-          compareSequence(a.firstSequence, b.firstSequence) || (a.table < b.table ? -1 : a.table > b.table ? 1 : 0),
+          compareSequence(a.firstSequence, b.firstSequence) ||
+          (a.table < b.table ? -1 : a.table > b.table ? 1 : 0),
       )
       .map((e) => ({
         table: e.table,
@@ -596,7 +606,14 @@ interface StoredContent {
   lastSequence: string;
   previousLastSequence: string | null;
   records: number;
-  files: { uri: string; kind: 'data' | 'pending'; records: number; bytes: number; schemaId: number | null; specId: number | null }[];
+  files: {
+    uri: string;
+    kind: 'data' | 'pending';
+    records: number;
+    bytes: number;
+    schemaId: number | null;
+    specId: number | null;
+  }[];
 }
 
 function parseContent(json: string, status: LedgerStatus, createdAtMs: number): LedgerEntry {
@@ -671,12 +688,21 @@ export function isConditionFailed(e: unknown): boolean {
 /** An AWS SDK error as a FloeError: throttling, 5xx and network errors are retryable. */
 export function dynamoError(e: unknown, operation: string, context: Record<string, unknown>): FloeError {
   if (isFloeError(e)) return e;
-  const err = e as { name?: string; code?: string; message?: string; $retryable?: unknown; $metadata?: { httpStatusCode?: number } };
+  const err = e as {
+    name?: string;
+    code?: string;
+    message?: string;
+    $retryable?: unknown;
+    $metadata?: { httpStatusCode?: number };
+  };
   const name = err?.name ?? 'Error';
   const status = err?.$metadata?.httpStatusCode;
   const ctx = { ...context, operation, awsError: name };
   if (name === 'ResourceNotFoundException') {
-    return new FloeError(ErrorKind.NotFound, `DynamoDB ${operation}: ${err.message ?? name}`, { cause: e, context: ctx });
+    return new FloeError(ErrorKind.NotFound, `DynamoDB ${operation}: ${err.message ?? name}`, {
+      cause: e,
+      context: ctx,
+    });
   }
   const retryable =
     RETRYABLE.has(name) ||
@@ -736,7 +762,8 @@ export async function createLedgerTable(
       }),
     );
   } catch (e) {
-    if (!(e instanceof Error && e.name === 'ResourceInUseException')) throw dynamoError(e, 'createTable', { tableName });
+    if (!(e instanceof Error && e.name === 'ResourceInUseException'))
+      throw dynamoError(e, 'createTable', { tableName });
   }
   const deadline = Date.now() + (options.timeoutMs ?? 300_000);
   for (let delay = 20; ; delay = Math.min(delay * 2, 2000)) {
@@ -744,9 +771,11 @@ export async function createLedgerTable(
     try {
       const t = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
       active =
-        t?.TableStatus === 'ACTIVE' && (t.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === 'ACTIVE');
+        t?.TableStatus === 'ACTIVE' &&
+        (t.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === 'ACTIVE');
     } catch (e) {
-      if (!(e instanceof Error && e.name === 'ResourceNotFoundException')) throw dynamoError(e, 'describeTable', { tableName });
+      if (!(e instanceof Error && e.name === 'ResourceNotFoundException'))
+        throw dynamoError(e, 'describeTable', { tableName });
     }
     if (active) break;
     if (Date.now() > deadline) {
