@@ -1,44 +1,23 @@
-import http from 'node:http';
-import { createRequire } from 'node:module';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLedgerTable, DynamoLedger } from '../../lambdas/src/adapters/aws/dynamodb-ledger.ts';
 import { ErrorKind, FloeError, isFloeError } from '../../lambdas/src/errors.ts';
 import type { Clock } from '../../lambdas/src/ports/clock.ts';
 import { type LedgerEntry, padSequence, unbrokenRun } from '../../lambdas/src/ports/ledger.ts';
+import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
 
-// dynalite ships no type declarations; load it through require with the little we use.
-interface DynaliteServer {
-  listen(port: number, host: string, cb: (err?: Error) => void): void;
-  address(): { port: number };
-  close(cb?: () => void): void;
-}
-const dynalite = createRequire(import.meta.url)('dynalite') as (
-  options: Record<string, number>,
-) => DynaliteServer;
-
-let server: DynaliteServer;
+let dynamo: LocalDynamo;
 let client: DynamoDBClient;
 let tableCount = 0;
 const clock: Clock & { t: number } = { t: 1_700_000_000_000, nowMs: () => clock.t };
 
 beforeAll(async () => {
-  server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve, reject) =>
-    server.listen(0, '127.0.0.1', (e) => (e ? reject(e) : resolve())),
-  );
-  client = new DynamoDBClient({
-    endpoint: `http://127.0.0.1:${server.address().port}`,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    requestHandler: new NodeHttpHandler({ httpAgent: new http.Agent({ keepAlive: true, maxSockets: 32 }) }),
-  });
+  dynamo = await startDynalite();
+  client = dynamo.client;
 });
 
 afterAll(async () => {
-  client?.destroy();
-  if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  await dynamo?.close();
 });
 
 /** A ledger on a fresh DynamoDB table (tests stay independent). */

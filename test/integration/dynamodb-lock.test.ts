@@ -1,26 +1,14 @@
-import http from 'node:http';
-import { createRequire } from 'node:module';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLedgerTable } from '../../lambdas/src/adapters/aws/dynamodb-ledger.ts';
 import { DynamoLock } from '../../lambdas/src/adapters/aws/dynamodb-lock.ts';
 import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
 import type { Clock } from '../../lambdas/src/ports/clock.ts';
 import { type Lease, leaseRemainingMs, leaseValid } from '../../lambdas/src/ports/lock.ts';
-
-// dynalite ships no type declarations; load it through require with the little we use.
-interface DynaliteServer {
-  listen(port: number, host: string, cb: (err?: Error) => void): void;
-  address(): { port: number };
-  close(cb?: () => void): void;
-}
-const dynalite = createRequire(import.meta.url)('dynalite') as (
-  options: Record<string, number>,
-) => DynaliteServer;
+import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
 
 const TABLE = 'floe-lock-test';
-let server: DynaliteServer;
+let dynamo: LocalDynamo;
 let client: DynamoDBClient;
 const clock: Clock & { t: number } = { t: 1_700_000_000_000, nowMs: () => clock.t };
 let lock: DynamoLock;
@@ -28,23 +16,14 @@ let lockCount = 0;
 const freshName = () => `commit/orders_${++lockCount}`;
 
 beforeAll(async () => {
-  server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve, reject) =>
-    server.listen(0, '127.0.0.1', (e) => (e ? reject(e) : resolve())),
-  );
-  client = new DynamoDBClient({
-    endpoint: `http://127.0.0.1:${server.address().port}`,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    requestHandler: new NodeHttpHandler({ httpAgent: new http.Agent({ keepAlive: true, maxSockets: 32 }) }),
-  });
+  dynamo = await startDynalite();
+  client = dynamo.client;
   await createLedgerTable(client, TABLE);
   lock = new DynamoLock(client, { tableName: TABLE, clock });
 });
 
 afterAll(async () => {
-  client?.destroy();
-  if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  await dynamo?.close();
 });
 
 async function rejection(p: Promise<unknown>): Promise<FloeError> {

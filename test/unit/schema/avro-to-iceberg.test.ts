@@ -64,7 +64,10 @@ describe('Avro → Iceberg types: primitives and logical types', () => {
     [{ type: 'bytes', logicalType: 'decimal', precision: 10, scale: 2 }, 'decimal(10,2)'],
     [{ type: 'bytes', logicalType: 'decimal', precision: 38, scale: 0 }, 'decimal(38,0)'],
     [{ type: 'bytes', logicalType: 'decimal', precision: 5 }, 'decimal(5,0)'],
-    [{ type: 'fixed', name: 'D', size: 16, logicalType: 'decimal', precision: 38, scale: 9 }, 'decimal(38,9)'],
+    [
+      { type: 'fixed', name: 'D', size: 16, logicalType: 'decimal', precision: 38, scale: 9 },
+      'decimal(38,9)',
+    ],
     [{ type: 'int', logicalType: 'date' }, 'date'],
     [{ type: 'int', logicalType: 'time-millis' }, 'time'],
     [{ type: 'long', logicalType: 'time-micros' }, 'time'],
@@ -253,7 +256,14 @@ describe('Avro → Iceberg types: records, arrays, maps', () => {
           id: 5,
           name: 'counts',
           required: false,
-          type: { type: 'map', 'key-id': 14, key: 'string', 'value-id': 15, value: 'long', 'value-required': true },
+          type: {
+            type: 'map',
+            'key-id': 14,
+            key: 'string',
+            'value-id': 15,
+            value: 'long',
+            'value-required': true,
+          },
         },
       ],
     });
@@ -310,7 +320,9 @@ describe('Avro → Iceberg types: records, arrays, maps', () => {
       ],
       'A',
     );
-    expect(unsupported(() => avroToIcebergStruct(indirect)).message).toContain("field 'child.parents.element'");
+    expect(unsupported(() => avroToIcebergStruct(indirect)).message).toContain(
+      "field 'child.parents.element'",
+    );
   });
 
   it('rejects an unknown type name and a nested record with no fields', () => {
@@ -409,7 +421,10 @@ describe('Avro datum → row', () => {
       { name: 'by', type: 'bytes' },
       { name: 'fx', type: { type: 'fixed', name: 'F3', size: 3 } },
       { name: 'dec', type: { type: 'bytes', logicalType: 'decimal', precision: 9, scale: 2 } },
-      { name: 'decf', type: { type: 'fixed', name: 'D8', size: 8, logicalType: 'decimal', precision: 18, scale: 4 } },
+      {
+        name: 'decf',
+        type: { type: 'fixed', name: 'D8', size: 8, logicalType: 'decimal', precision: 18, scale: 4 },
+      },
       { name: 'd', type: { type: 'int', logicalType: 'date' } },
       { name: 'tm', type: { type: 'int', logicalType: 'time-millis' } },
       { name: 'tu', type: { type: 'long', logicalType: 'time-micros' } },

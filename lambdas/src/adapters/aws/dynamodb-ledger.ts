@@ -58,7 +58,14 @@
  * of a table in order, so a record of that table at or below the tail is staged.
  *
  * Committed entries expire (`expiresAt`) after `committedRetentionMs`, which must exceed the
- * stream's retention, so that a replay of any record still in the stream finds its entry.
+ * stream's retention, so that a replay of any record still in the stream finds its entry. Tail
+ * items never expire (the chain's end must survive idle periods). If a chain stays idle for longer
+ * than the retention, its next append re-writes the newest entry's item from the tail's copy, with
+ * the copy's status (committed once `markCommitted` saw it) and a fresh expiry: harmless.
+ *
+ * `markCommitted` and the two "with staged work" listings read the sparse GSI, so an entry written
+ * moments ago may be missed once; the committer calls `markCommitted` on every run (also when it
+ * had nothing to commit), which catches up.
  */
 
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
