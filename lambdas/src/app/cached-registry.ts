@@ -51,7 +51,8 @@ export class CachedSchemaRegistry implements SchemaRegistry {
 
   constructor(inner: SchemaRegistry, options: CachedRegistryOptions = {}) {
     const max = options.maxEntries ?? DEFAULT_MAX_CACHED_VERSIONS;
-    if (!Number.isInteger(max) || max < 1) throw new RangeError(`maxEntries must be a positive integer, got ${max}`);
+    if (!Number.isInteger(max) || max < 1)
+      throw new RangeError(`maxEntries must be a positive integer, got ${max}`);
     this.inner = inner;
     this.maxEntries = max;
     this.clock = options.clock;

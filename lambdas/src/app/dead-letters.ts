@@ -8,6 +8,11 @@ export const DeadLetterReason = {
   TypeConflict: 'type-conflict',
   InvalidValue: 'invalid-value',
   NoTypedValues: 'no-typed-values',
+  NotGsrFramed: 'not-gsr-framed',
+  BadGsrFrame: 'bad-gsr-frame',
+  UnknownSchemaVersion: 'unknown-schema-version',
+  UnsupportedSchema: 'unsupported-schema',
+  AvroDecodeFailed: 'avro-decode-failed',
 } as const;
 export type DeadLetterReason = (typeof DeadLetterReason)[keyof typeof DeadLetterReason];
 

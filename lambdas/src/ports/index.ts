@@ -8,3 +8,4 @@ export { compareSequence, padSequence, unbrokenRun } from './ledger.ts';
 export type { Lease, Lock } from './lock.ts';
 export { leaseRemainingMs, leaseValid } from './lock.ts';
 export type { ObjectStore } from './object-store.ts';
+export type { SchemaRegistry, SchemaVersion } from './schema-registry.ts';

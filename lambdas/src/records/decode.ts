@@ -20,7 +20,13 @@ import type { Row } from '../iceberg/values.ts';
 import type { SchemaVersion } from '../ports/schema-registry.ts';
 import { type CompiledAvroSchema, compileAvroSchema } from '../schema/avro-to-iceberg.ts';
 import { type GsrFrame, type GsrFrameError, isGsrFramed, parseGsrFrame } from './gsr.ts';
-import { JsonNumberText, type JsonObject, type JsonValue, type ParseOptions, parseJsonRecord } from './json-line.ts';
+import {
+  JsonNumberText,
+  type JsonObject,
+  type JsonValue,
+  type ParseOptions,
+  parseJsonRecord,
+} from './json-line.ts';
 
 /** Stream record formats (configuration `format`). */
 export type RecordFormat = 'json' | 'avro-gsr';
@@ -108,20 +114,24 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * Parses bytes as one JSON object record. `hintGsr` adds a hint when the bytes look GSR-framed
  * (a `json` stream receiving Avro).
  */
-export function decodeJsonRecord(data: Uint8Array, options?: ParseOptions, hintGsr = true): DecodedJson | DecodeFailure {
-  const hint =
+export function decodeJsonRecord(
+  data: Uint8Array,
+  options?: ParseOptions,
+  hintGsr = true,
+): DecodedJson | DecodeFailure {
+  const hint = () =>
     hintGsr && isGsrFramed(data) ? ' (the record is GSR-framed: is the stream format avro-gsr?)' : '';
   let text: string;
   try {
     text = utf8.decode(data);
   } catch {
-    return failure(DecodeFailureReason.MalformedJson, `invalid UTF-8 in the record${hint}`);
+    return failure(DecodeFailureReason.MalformedJson, `invalid UTF-8 in the record${hint()}`);
   }
   let value: JsonValue;
   try {
     value = parseJsonRecord(text, options);
   } catch (e) {
-    return failure(DecodeFailureReason.MalformedJson, `${(e as Error).message}${hint}`);
+    return failure(DecodeFailureReason.MalformedJson, `${(e as Error).message}${hint()}`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value) || !isPlainRecord(value)) {
     const kind =
@@ -151,7 +161,10 @@ export async function decodeRecord(data: Uint8Array, ctx: DecodeContext): Promis
   }
   let frame: GsrFrame;
   try {
-    frame = parseGsrFrame(data, ctx.maxInflatedBytes === undefined ? {} : { maxInflatedBytes: ctx.maxInflatedBytes });
+    frame = parseGsrFrame(
+      data,
+      ctx.maxInflatedBytes === undefined ? {} : { maxInflatedBytes: ctx.maxInflatedBytes },
+    );
   } catch (e) {
     if (!isFloeError(e, ErrorKind.DataInvalid)) throw e;
     const why = e.context.reason as GsrFrameError | undefined;
@@ -167,7 +180,11 @@ export async function decodeRecord(data: Uint8Array, ctx: DecodeContext): Promis
     version = await lookup(id);
   } catch (e) {
     if (isFloeError(e, ErrorKind.NotFound)) {
-      return failure(DecodeFailureReason.UnknownSchemaVersion, `schema version ${id} is not in the registry`, id);
+      return failure(
+        DecodeFailureReason.UnknownSchemaVersion,
+        `schema version ${id} is not in the registry`,
+        id,
+      );
     }
     throw e;
   }

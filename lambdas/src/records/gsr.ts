@@ -101,8 +101,7 @@ export function parseGsrFrame(bytes: Uint8Array, options: ParseGsrOptions = {}):
     inflated = inflateSync(body, { maxOutputLength: max });
   } catch (e) {
     const code = (e as { code?: unknown }).code;
-    const why =
-      code === 'ERR_BUFFER_TOO_LARGE' ? `inflates to more than ${max} bytes` : (e as Error).message;
+    const why = code === 'ERR_BUFFER_TOO_LARGE' ? `inflates to more than ${max} bytes` : (e as Error).message;
     throw frameError('zlib-corrupt', `zlib payload corrupt: ${why}`, e);
   }
   return {

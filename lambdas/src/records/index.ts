@@ -1,4 +1,17 @@
 /** Record decoding. */
+
+export {
+  type DecodeContext,
+  type DecodedAvro,
+  type DecodedJson,
+  type DecodedRecord,
+  type DecodeFailure,
+  DecodeFailureReason,
+  decodeJsonRecord,
+  decodeRecord,
+  type RecordFormat,
+} from './decode.ts';
+export { encodeGsrFrame, type GsrFrame, isGsrFramed, parseGsrFrame } from './gsr.ts';
 export {
   JsonNumberText,
   type JsonObject,
@@ -8,3 +21,4 @@ export {
   parseJsonRecord,
   splitLines,
 } from './json-line.ts';
+export { type Shape, ShapeScanner, SlotKind } from './shape-scanner.ts';

@@ -104,7 +104,7 @@ function invalid(path: string, what: string): FloeError {
 /** Compiles a writer schema (Avro schema JSON, parsed). The top level must be a record. */
 export function compileAvroSchema(writerSchema: unknown): CompiledAvroSchema {
   const ctx: Ctx = { named: new Map(), stack: [] };
-  let top = writerSchema;
+  const top = writerSchema;
   if (typeof top === 'string' && !PRIMITIVES.has(top)) {
     throw unsupported('', `the top level must be a record, got a reference to '${top}'`, 'not-a-record');
   }
@@ -165,7 +165,9 @@ function nameOf(s: Record<string, unknown>, ns: string, path: string): { fullNam
 function define(s: Record<string, unknown>, ns: string, path: string, ctx: Ctx, register: boolean): string {
   const { fullName, ns: own } = nameOf(s, ns, path);
   if (register) {
-    if (ctx.named.has(fullName)) throw invalid(path, `type '${fullName}' is defined twice`);
+    const seen = ctx.named.get(fullName);
+    // The same definition object is walked again when the record around it is referenced twice.
+    if (seen !== undefined && seen.schema !== s) throw invalid(path, `type '${fullName}' is defined twice`);
     ctx.named.set(fullName, { schema: s, ns: own });
   }
   return fullName;
@@ -298,11 +300,19 @@ function mapNamed(o: Record<string, unknown>, ns: string, path: string, ctx: Ctx
 function mapRecord(o: Record<string, unknown>, ns: string, path: string, ctx: Ctx): Mapped {
   const { fullName, ns: own } = nameOf(o, ns, path);
   if (ctx.stack.includes(fullName)) {
-    throw unsupported(path, `recursive type '${fullName}' cannot be mapped to an Iceberg struct`, 'recursive');
+    throw unsupported(
+      path,
+      `recursive type '${fullName}' cannot be mapped to an Iceberg struct`,
+      'recursive',
+    );
   }
   if (!Array.isArray(o.fields)) throw invalid(path, `record '${fullName}' has no fields array`);
   if (o.fields.length === 0 && path !== '') {
-    throw unsupported(path, `record '${fullName}' has no fields (an empty struct cannot be stored)`, 'empty-record');
+    throw unsupported(
+      path,
+      `record '${fullName}' has no fields (an empty struct cannot be stored)`,
+      'empty-record',
+    );
   }
   ctx.stack.push(fullName);
   const fields: NestedField[] = [];
@@ -325,7 +335,11 @@ function mapRecord(o: Record<string, unknown>, ns: string, path: string, ctx: Ct
     }
     const other = byColumn.get(col);
     if (other !== undefined) {
-      throw unsupported(at, `fields '${other}' and '${avroName}' both map to column '${col}'`, 'name-collision');
+      throw unsupported(
+        at,
+        `fields '${other}' and '${avroName}' both map to column '${col}'`,
+        'name-collision',
+      );
     }
     byColumn.set(col, avroName);
     const m = mapSchema(fo.type, own, at, ctx);
@@ -530,9 +544,13 @@ function scaledLong(path: string, factor: bigint): Conv {
     if (factor === 1n) return n;
     const r = n * factor;
     if (r < LONG_MIN || r > LONG_MAX) {
-      throw new FloeError(ErrorKind.DataInvalid, `Avro field '${path}': ${n} is out of range once scaled to micros`, {
-        context: { field: path, value: n.toString() },
-      });
+      throw new FloeError(
+        ErrorKind.DataInvalid,
+        `Avro field '${path}': ${n} is out of range once scaled to micros`,
+        {
+          context: { field: path, value: n.toString() },
+        },
+      );
     }
     return r;
   };

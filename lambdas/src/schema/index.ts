@@ -1,4 +1,12 @@
 /** JSON schema inference and record → row conversion. */
+
+export {
+  avroDatumToRow,
+  avroToIcebergStruct,
+  type CompiledAvroSchema,
+  compileAvroRowConverter,
+  compileAvroSchema,
+} from './avro-to-iceberg.ts';
 export { columnNameOf, isLegalColumnName, MAX_COLUMN_NAME_LENGTH } from './column-name.ts';
 export {
   type ConvertOptions,
@@ -10,6 +18,7 @@ export {
   toRow,
   unknownFields,
 } from './convert.ts';
+export { fitToExisting } from './fit.ts';
 export {
   assignIds,
   conflictFromError,

@@ -141,8 +141,12 @@ describe('decodeRecord: avro-gsr streams', () => {
 
   it('gives rows and structs of both Order versions (v2 adds optional fields)', async () => {
     const { versions, ctx } = await setup();
-    const r1 = avro(await decodeRecord(encodeGsrFrame(versions.order1.id, avscEncode(orderV1, orderDatumV1)), ctx));
-    const r2 = avro(await decodeRecord(encodeGsrFrame(versions.order2.id, avscEncode(orderV2, orderDatumV2)), ctx));
+    const r1 = avro(
+      await decodeRecord(encodeGsrFrame(versions.order1.id, avscEncode(orderV1, orderDatumV1)), ctx),
+    );
+    const r2 = avro(
+      await decodeRecord(encodeGsrFrame(versions.order2.id, avscEncode(orderV2, orderDatumV2)), ctx),
+    );
     expect(r1.row).toEqual({ ...orderDatumV1, event_time: BigInt(EVENT_TIME_MICROS) });
     expect(r2.row).toEqual({ ...orderDatumV2, event_time: BigInt(EVENT_TIME_MICROS) });
     expect(r1.versionNumber).toBe(1);
@@ -216,7 +220,8 @@ describe('decodeRecord: avro-gsr streams', () => {
     const { versions } = await setup();
     const ctx: DecodeContext = {
       format: 'avro-gsr',
-      lookupSchema: () => Promise.reject(new FloeError(ErrorKind.Unexpected, 'Glue throttled', { retryable: true })),
+      lookupSchema: () =>
+        Promise.reject(new FloeError(ErrorKind.Unexpected, 'Glue throttled', { retryable: true })),
     };
     await expect(
       decodeRecord(encodeGsrFrame(versions.order1.id, avscEncode(orderV1, orderDatumV1)), ctx),
@@ -243,7 +248,10 @@ describe('decodeRecord: avro-gsr streams', () => {
 
   it('decodes GSR-framed JSON (data format JSON) as a JSON record', async () => {
     const { versions, ctx } = await setup();
-    const r = await decodeRecord(encodeGsrFrame(versions.jsonSchema.id, enc.encode('{"a":1.5}'), 'zlib'), ctx);
+    const r = await decodeRecord(
+      encodeGsrFrame(versions.jsonSchema.id, enc.encode('{"a":1.5}'), 'zlib'),
+      ctx,
+    );
     expect(r).toEqual({
       kind: 'json',
       value: { a: 1.5 },
@@ -259,7 +267,9 @@ describe('decodeRecord: avro-gsr streams', () => {
     const v1 = avscEncode(orderV1, orderDatumV1);
     const v2 = avscEncode(orderV2, { ...orderDatumV2, promo_code: 'SAVE10' });
     // truncated datum
-    const t = dead(await decodeRecord(encodeGsrFrame(versions.order1.id, v1.subarray(0, v1.length - 3)), ctx));
+    const t = dead(
+      await decodeRecord(encodeGsrFrame(versions.order1.id, v1.subarray(0, v1.length - 3)), ctx),
+    );
     expect(t).toMatchObject({ reason: 'avro-decode-failed', schemaVersionId: versions.order1.id });
     expect(t.detail).toContain("schema 'OrderEvent' version 1");
     // a v2 datum framed with the v1 id: bytes left over
@@ -296,4 +306,3 @@ describe('decodeRecord: avro-gsr streams', () => {
     );
   });
 });
-

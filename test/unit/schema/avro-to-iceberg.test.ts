@@ -296,6 +296,37 @@ describe('Avro → Iceberg types: records, arrays, maps', () => {
     expect(compileAvroSchema(schema)).toMatchObject({ fullName: 'com.example.Person', name: 'Person' });
   });
 
+  it('maps a referenced record whose definition holds inline named types, and rejects redefinitions', () => {
+    const address = {
+      type: 'record',
+      name: 'Address',
+      fields: [
+        { name: 'kind', type: { type: 'enum', name: 'Kind', symbols: ['HOME', 'WORK'] } },
+        { name: 'zip', type: { type: 'fixed', name: 'Zip', size: 5 } },
+      ],
+    };
+    const s = avroToIcebergStruct(
+      rec([
+        { name: 'a', type: address },
+        { name: 'b', type: 'Address' },
+        { name: 'c', type: { type: 'array', items: 'Address' } },
+        { name: 'k', type: 'Kind' },
+      ]),
+    );
+    expect(typeToString(s)).toBe(
+      'struct<a: struct<kind: string, zip: fixed[5]>, b: struct<kind: string, zip: fixed[5]>, ' +
+        'c: list<struct<kind: string, zip: fixed[5]>>, k: string>',
+    );
+    expect(() =>
+      avroToIcebergStruct(
+        rec([
+          { name: 'a', type: { type: 'fixed', name: 'Twice', size: 1 } },
+          { name: 'b', type: { type: 'fixed', name: 'Twice', size: 2 } },
+        ]),
+      ),
+    ).toThrow(/type 'Twice' is defined twice/);
+  });
+
   it('rejects recursive types with the field path', () => {
     const list = rec(
       [

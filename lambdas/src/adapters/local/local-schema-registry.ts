@@ -63,7 +63,11 @@ export class LocalSchemaRegistry implements SchemaRegistry {
     return v;
   }
 
-  register(schemaName: string, definition: string, dataFormat: SchemaDataFormat = 'AVRO'): Promise<SchemaVersion> {
+  register(
+    schemaName: string,
+    definition: string,
+    dataFormat: SchemaDataFormat = 'AVRO',
+  ): Promise<SchemaVersion> {
     const run = this.queue.then(() => this.registerNow(schemaName, definition, dataFormat));
     this.queue = run.catch(() => undefined);
     return run;
@@ -138,9 +142,13 @@ export class LocalSchemaRegistry implements SchemaRegistry {
       parsed = JSON.parse(text) as RegistryFile;
       if (!Array.isArray(parsed.versions)) throw new Error('no "versions" array');
     } catch (e) {
-      throw new FloeError(ErrorKind.DataInvalid, `schema registry file ${this.file} is corrupt: ${(e as Error).message}`, {
-        cause: e,
-      });
+      throw new FloeError(
+        ErrorKind.DataInvalid,
+        `schema registry file ${this.file} is corrupt: ${(e as Error).message}`,
+        {
+          cause: e,
+        },
+      );
     }
     const fresh = parsed.versions
       .filter((v) => !this.byId.has(v.id))
