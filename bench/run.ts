@@ -9,7 +9,7 @@ import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileCatalog } from '../lambdas/src/adapters/local/file-catalog.ts';
-import { readLineBatches } from '../lambdas/src/adapters/local/line-reader.ts';
+import { readByteChunks } from '../lambdas/src/adapters/local/line-reader.ts';
 import { fileUri, LocalObjectStore } from '../lambdas/src/adapters/local/local-object-store.ts';
 import { randomIds, systemClock } from '../lambdas/src/adapters/local/system-clock.ts';
 import { loadSources } from '../lambdas/src/app/load.ts';
@@ -55,7 +55,7 @@ async function floeLoad(
     [
       {
         name: input,
-        lines: readLineBatches(input),
+        chunks: readByteChunks(input),
       },
     ],
   );

@@ -94,7 +94,10 @@ export class ColumnarTableBatch {
   // Provenance as parallel arrays: no object per record.
   private readonly seqs: number[] = [];
   private readonly lineNos: number[] = [];
-  private readonly raws: string[] = [];
+  /** The record's text, or the bytes chunk holding it (decoded only if the generic path needs it). */
+  private readonly raws: (string | Uint8Array)[] = [];
+  private readonly rawStart: number[] = [];
+  private readonly rawEnd: number[] = [];
   private readonly sourceIdx: number[] = [];
   private readonly sources: string[] = [];
 
@@ -104,12 +107,24 @@ export class ColumnarTableBatch {
       seq: this.seqs[i]!,
       source: this.sources[this.sourceIdx[i]!]!,
       line: this.lineNos[i]!,
-      raw,
+      raw: typeof raw === 'string' ? raw : utf8.decode(raw.subarray(this.rawStart[i], this.rawEnd[i])),
     }));
   }
 
-  /** Appends the record `scanner.values/kinds` describe (layout `shape`). */
-  append(scanner: ShapeScanner, shape: Shape, seq: number, source: string, line: number, raw: string): void {
+  /**
+   * Appends the record `scanner.values/kinds` describe (layout `shape`). `raw` is its text, or the
+   * chunk of bytes it sits in at `rawStart..rawEnd`.
+   */
+  append(
+    scanner: ShapeScanner,
+    shape: Shape,
+    seq: number,
+    source: string,
+    line: number,
+    raw: string | Uint8Array,
+    rawStart = 0,
+    rawEnd = 0,
+  ): void {
     const values = scanner.values;
     const kinds = scanner.kinds;
     const bytes = scanner.bytes;
@@ -153,6 +168,8 @@ export class ColumnarTableBatch {
     this.seqs.push(seq);
     this.lineNos.push(line);
     this.raws.push(raw);
+    this.rawStart.push(rawStart);
+    this.rawEnd.push(rawEnd);
     if (this.sources.at(-1) !== source) this.sources.push(source);
     this.sourceIdx.push(this.sources.length - 1);
   }

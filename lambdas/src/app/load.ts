@@ -32,7 +32,7 @@ import {
 } from '../parquet/index.ts';
 import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
 import { JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
-import { ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
+import { type Shape, ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
 import { compileRouter, type RouteResult, type Router } from '../routing/index.ts';
 import { compileRowConverter, describeConvertFailure } from '../schema/convert.ts';
 import { fitToExisting } from '../schema/fit.ts';
@@ -45,10 +45,25 @@ export interface LoadSource {
   /** Shown in progress output and dead letters (a file path). */
   readonly name: string;
   /** Lines one by one, or in batches (cheaper: one await per batch instead of per line). */
-  readonly lines: Iterable<string> | AsyncIterable<string | readonly string[]>;
+  readonly lines?: Iterable<string> | AsyncIterable<string | readonly string[]>;
+  /**
+   * Or UTF-8 bytes in chunks that each end at a line boundary (the cheapest: clean records are
+   * scanned straight from the bytes, and only lines that need the generic path are decoded).
+   */
+  readonly chunks?: AsyncIterable<Uint8Array>;
 }
 
-async function* batchesOf(lines: LoadSource['lines']): AsyncGenerator<readonly string[]> {
+const utf8Decoder = new TextDecoder('utf-8');
+
+function isBlank(b: Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = b[i];
+    if (c !== 32 && c !== 9 && c !== 13) return false;
+  }
+  return true;
+}
+
+async function* batchesOf(lines: NonNullable<LoadSource['lines']>): AsyncGenerator<readonly string[]> {
   if (Symbol.iterator in lines) {
     const all = Array.isArray(lines) ? (lines as readonly string[]) : [...(lines as Iterable<string>)];
     yield all;
@@ -132,14 +147,85 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
   let lines = 0;
   for (const src of sources) {
     let n = 0;
-    for await (const batch of batchesOf(src.lines)) {
-      for (const raw of batch) {
-        n++;
-        lines++;
-        if (n % 50_000 === 0) deps.onProgress?.({ kind: 'read', source: src.name, lines: n });
-        if (raw.trim() === '') continue;
-        if (fast) {
-          const route = fast.take(raw, lines, src.name, n);
+    /** The generic path for one line: parse, check, route, keep the record. */
+    const generic = async (raw: string): Promise<void> => {
+      if (raw.trim() === '') return;
+      let value: JsonValue;
+      try {
+        value = parseJsonRecord(raw);
+      } catch (e) {
+        await reject({
+          source: src.name,
+          line: n,
+          reason: DeadLetterReason.MalformedJson,
+          detail: errText(e),
+          raw,
+        });
+        return;
+      }
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        await reject({
+          source: src.name,
+          line: n,
+          reason: DeadLetterReason.NotAnObject,
+          detail: `expected a JSON object, got ${jsonKindOf(value)}`,
+          raw,
+        });
+        return;
+      }
+      const obj = value as Record<string, JsonValue>;
+      const route = router(obj);
+      if (!route.ok) {
+        await reject({ source: src.name, line: n, reason: routeReason(route), detail: route.detail, raw });
+        return;
+      }
+      let bucket = byTable.get(route.table);
+      if (!bucket) {
+        bucket = [];
+        byTable.set(route.table, bucket);
+      }
+      bucket.push({ seq: lines, source: src.name, line: n, raw, value: obj });
+    };
+    const progress = () => {
+      if (n % 50_000 === 0) deps.onProgress?.({ kind: 'read', source: src.name, lines: n });
+    };
+    if (src.chunks) {
+      for await (const chunk of src.chunks) {
+        const len = chunk.length;
+        let pos = 0;
+        while (pos < len) {
+          let nl = chunk.indexOf(10, pos);
+          if (nl < 0) nl = len;
+          const end = nl > pos && chunk[nl - 1] === 13 ? nl - 1 : nl;
+          n++;
+          lines++;
+          progress();
+          if (!isBlank(chunk, pos, end)) {
+            const route = fast?.takeBytes(chunk, pos, end, lines, src.name, n);
+            if (route !== true) {
+              const raw = utf8Decoder.decode(chunk.subarray(pos, end));
+              if (route === undefined) await generic(raw);
+              else
+                await reject({
+                  source: src.name,
+                  line: n,
+                  reason: routeReason(route),
+                  detail: route.detail,
+                  raw,
+                });
+            }
+          }
+          pos = nl + 1;
+        }
+      }
+    } else {
+      for await (const batch of batchesOf(src.lines ?? [])) {
+        for (const raw of batch) {
+          n++;
+          lines++;
+          progress();
+          if (raw.trim() === '') continue;
+          const route = fast?.take(raw, lines, src.name, n);
           if (route === true) continue;
           if (route !== undefined) {
             await reject({
@@ -151,42 +237,8 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
             });
             continue;
           }
+          await generic(raw);
         }
-        let value: JsonValue;
-        try {
-          value = parseJsonRecord(raw);
-        } catch (e) {
-          await reject({
-            source: src.name,
-            line: n,
-            reason: DeadLetterReason.MalformedJson,
-            detail: errText(e),
-            raw,
-          });
-          continue;
-        }
-        if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-          await reject({
-            source: src.name,
-            line: n,
-            reason: DeadLetterReason.NotAnObject,
-            detail: `expected a JSON object, got ${jsonKindOf(value)}`,
-            raw,
-          });
-          continue;
-        }
-        const obj = value as Record<string, JsonValue>;
-        const route = router(obj);
-        if (!route.ok) {
-          await reject({ source: src.name, line: n, reason: routeReason(route), detail: route.detail, raw });
-          continue;
-        }
-        let bucket = byTable.get(route.table);
-        if (!bucket) {
-          bucket = [];
-          byTable.set(route.table, bucket);
-        }
-        bucket.push({ seq: lines, source: src.name, line: n, raw, value: obj });
       }
     }
     deps.onProgress?.({ kind: 'read', source: src.name, lines: n });
@@ -684,7 +736,31 @@ class FastPath {
   /** true: taken; a failed route: dead-letter it; undefined: use the generic path. */
   take(raw: string, seq: number, source: string, line: number): true | FailedRoute | undefined {
     const shape = this.scanner.scan(raw);
-    if (!shape) return undefined;
+    return shape ? this.place(shape, seq, source, line, raw) : undefined;
+  }
+
+  /** As `take`, for the record at `chunk[start..end)`. */
+  takeBytes(
+    chunk: Uint8Array,
+    start: number,
+    end: number,
+    seq: number,
+    source: string,
+    line: number,
+  ): true | FailedRoute | undefined {
+    const shape = this.scanner.scanBytes(chunk, start, end);
+    return shape ? this.place(shape, seq, source, line, chunk, start, end) : undefined;
+  }
+
+  private place(
+    shape: Shape,
+    seq: number,
+    source: string,
+    line: number,
+    raw: string | Uint8Array,
+    rawStart = 0,
+    rawEnd = 0,
+  ): true | FailedRoute {
     let slot = this.routingSlot.get(shape.id);
     if (slot === undefined) {
       slot = shape.slots.findIndex((s) => s.path === this.field);
@@ -713,7 +789,7 @@ class FastPath {
       batch = new ColumnarTableBatch();
       this.tables.set(route.table, batch);
     }
-    batch.append(this.scanner, shape, seq, source, line, raw);
+    batch.append(this.scanner, shape, seq, source, line, raw, rawStart, rawEnd);
     return true;
   }
 }

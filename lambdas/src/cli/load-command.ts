@@ -1,7 +1,7 @@
 /** `floe load FILES… --warehouse DIR [--config FILE]`. */
 import { promises as fs } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { readLineBatches } from '../adapters/local/line-reader.ts';
+import { readByteChunks } from '../adapters/local/line-reader.ts';
 import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import type { DeadLetter } from '../app/dead-letters.ts';
 import { type LoadProgress, type LoadReport, type LoadSource, loadSources } from '../app/load.ts';
@@ -74,7 +74,7 @@ export async function loadCommand(
       );
     }
   };
-  const sources: LoadSource[] = files.map((f) => ({ name: f, lines: readLineBatches(f) }));
+  const sources: LoadSource[] = files.map((f) => ({ name: f, chunks: readByteChunks(f) }));
   log(`loading ${files.length} file(s) into ${wh.dir}`);
   const report = await loadSources(
     {

@@ -10,6 +10,7 @@
  * generic parser, which is the reference for every rule (and reports errors with offsets).
  */
 import { isLegalColumnName } from '../schema/column-name.ts';
+import { JsonNumberText, parseJsonRecord } from './json-line.ts';
 
 /** What a slot holds after a scan. */
 export const SlotKind = { Null: 0, String: 1, Int: 2, Double: 3, Bool: 4, EmptyList: 5 } as const;
@@ -31,8 +32,8 @@ export interface Shape {
 }
 
 interface Edge {
-  /** `"key":` as it appears in the text. */
-  readonly prefix: string;
+  /** `"key":` as it appears in the text (UTF-8). */
+  readonly prefix: Uint8Array;
   readonly key: string;
   readonly node: TrieNode;
 }
@@ -48,23 +49,22 @@ interface TrieNode {
 const MAX_SAFE_DIGITS = 15;
 
 /**
- * Scans lines into `values` / `kinds` (valid until the next scan). String values are not sliced
- * out as JS strings: their UTF-8 bytes are copied into `bytes` (`byteStart[i]..byteEnd[i]`) in the
- * same pass that checks them for escapes and control characters, which is what the Parquet writer
- * wants anyway; `stringAt(i)` gives the JS string when one is really needed.
+ * Scans records into `values` / `kinds` (valid until the next scan). The scan works on UTF-8
+ * bytes (a file chunk, a Kinesis record): string values are not turned into JS strings at all —
+ * `byteStart[i]..byteEnd[i]` locate them in `bytes`, checked for escapes, control characters and
+ * valid UTF-8 in the same pass, which is what the Parquet writer wants; `stringAt(i)` decodes one
+ * when a JS string is really needed (the routing value).
  */
 export class ShapeScanner {
   private readonly root: TrieNode = { edges: [] };
   private nextShapeId = 0;
   readonly values: (string | number | boolean | null)[] = [];
   readonly kinds: SlotKind[] = [];
-  /** UTF-8 of the string slots of the last scan. */
-  bytes = new Uint8Array(1 << 16);
+  /** The bytes the last scan read; string slots point into them. */
+  bytes: Uint8Array = new Uint8Array(0);
   byteStart = new Int32Array(64);
   byteEnd = new Int32Array(64);
-  private readonly charStart: number[] = [];
-  private readonly charEnd: number[] = [];
-  private line = '';
+  private encoded = new Uint8Array(1 << 12);
   private readonly maxShapes: number;
   private shapes = 0;
 
@@ -74,18 +74,21 @@ export class ShapeScanner {
 
   /** The JS string of string slot `i` of the last scan. */
   stringAt(i: number): string {
-    return this.line.slice(this.charStart[i], this.charEnd[i]);
+    return utf8.decode(this.bytes.subarray(this.byteStart[i], this.byteEnd[i]));
   }
 
-  /** The shape of `line`, with its values in `this.values`, or undefined: use the generic parser. */
+  /** Scans a line given as a JS string (encoded to UTF-8 first). */
   scan(line: string): Shape | undefined {
-    this.line = line;
-    const len = line.length;
-    if (this.bytes.length < len * 3) this.bytes = new Uint8Array(len * 3);
-    const bytes = this.bytes;
-    let pos = 0;
-    let i = skipWs(line, 0);
-    if (line.charCodeAt(i) !== 123 /* { */) return undefined;
+    if (this.encoded.length < line.length * 3) this.encoded = new Uint8Array(line.length * 3);
+    const { written } = encoder.encodeInto(line, this.encoded);
+    return this.scanBytes(this.encoded, 0, written);
+  }
+
+  /** The shape of `buf[start..end)`, with its values in `this.values`, or undefined: use the generic parser. */
+  scanBytes(buf: Uint8Array, start: number, end: number): Shape | undefined {
+    this.bytes = buf;
+    let i = skipWs(buf, start, end);
+    if (buf[i] !== 123 /* { */) return undefined;
     i++;
     let node = this.root;
     let slot = 0;
@@ -94,8 +97,9 @@ export class ShapeScanner {
     const values = this.values;
     const kinds = this.kinds;
     for (;;) {
-      i = skipWs(line, i);
-      let c = line.charCodeAt(i);
+      i = skipWs(buf, i, end);
+      if (i >= end) return undefined;
+      let c = buf[i]!;
       if (c === 125 /* } */) {
         i++;
         depth--;
@@ -107,14 +111,14 @@ export class ShapeScanner {
       }
       if (!first) {
         if (c !== 44 /* , */) return undefined;
-        i = skipWs(line, i + 1);
-        c = line.charCodeAt(i);
+        i = skipWs(buf, i + 1, end);
+        c = buf[i]!;
       }
       if (c !== 34 /* " */) return undefined;
       // Key: try known edges first (no allocation), else read and validate it.
       let edge: Edge | undefined;
       for (const e of node.edges) {
-        if (line.startsWith(e.prefix, i)) {
+        if (startsWithBytes(buf, i, end, e.prefix)) {
           edge = e;
           break;
         }
@@ -122,27 +126,27 @@ export class ShapeScanner {
       if (edge) {
         i += edge.prefix.length;
       } else {
-        const end = line.indexOf('"', i + 1);
-        if (end < 0) return undefined;
-        const key = line.slice(i + 1, end);
+        const close = indexOfByte(buf, 34, i + 1, end);
+        if (close < 0) return undefined;
+        const key = latin1.decode(buf.subarray(i + 1, close));
         if (!isLegalColumnName(key)) return undefined;
-        let j = skipWs(line, end + 1);
-        if (line.charCodeAt(j) !== 58 /* : */) return undefined;
+        let j = skipWs(buf, close + 1, end);
+        if (buf[j] !== 58 /* : */) return undefined;
         j++;
         if (this.shapes >= this.maxShapes) return undefined;
         // A key repeated within one object is the generic parser's business (collision rules).
         if (keysBefore(node, this.root, key)) return undefined;
-        edge = { prefix: line.slice(i, j), key, node: { edges: [] } };
+        edge = { prefix: buf.slice(i, j), key, node: { edges: [] } };
         node.edges.push(edge);
         i = j;
       }
       node = edge.node;
-      i = skipWs(line, i);
-      c = line.charCodeAt(i);
+      i = skipWs(buf, i, end);
+      c = buf[i]!;
       first = false;
       if (c === 123 /* { */) {
         // `{}` adds no column and never conflicts: the generic path knows those rules.
-        if (line.charCodeAt(skipWs(line, i + 1)) === 125) return undefined;
+        if (buf[skipWs(buf, i + 1, end)] === 125) return undefined;
         depth++;
         i++;
         first = true;
@@ -151,66 +155,63 @@ export class ShapeScanner {
       // Primitive value into the next slot.
       if (slot >= this.byteStart.length) this.growSlots();
       if (c === 34) {
-        // Copy the string's UTF-8 while checking it: a backslash (escape) or a control character
-        // (invalid JSON) sends the line to the generic parser.
-        const start = pos;
+        // Check the string in place: an escape, a control character (invalid JSON) or invalid
+        // UTF-8 sends the record to the generic parser.
         let j = i + 1;
         for (;;) {
-          const ch = line.charCodeAt(j);
-          if (ch === 34) break;
-          if (ch < 0x80) {
-            if (ch < 0x20 || ch === 92) return undefined;
-            bytes[pos++] = ch;
-          } else if (!Number.isNaN(ch)) {
-            pos = encodeUtf8(line, j, ch, bytes, pos);
-            if (ch >= 0xd800 && ch <= 0xdbff && isLowSurrogate(line.charCodeAt(j + 1))) j++;
-          } else return undefined; // NaN: the line ended inside the string
-          j++;
+          if (j >= end) return undefined;
+          const b = buf[j]!;
+          if (b === 34) break;
+          if (b < 0x80) {
+            if (b < 0x20 || b === 92) return undefined;
+            j++;
+          } else {
+            j = utf8Sequence(buf, j, end);
+            if (j < 0) return undefined;
+          }
         }
         values[slot] = null;
         kinds[slot] = SlotKind.String;
-        this.byteStart[slot] = start;
-        this.byteEnd[slot] = pos;
-        this.charStart[slot] = i + 1;
-        this.charEnd[slot] = j;
+        this.byteStart[slot] = i + 1;
+        this.byteEnd[slot] = j;
         i = j + 1;
-      } else if (c === 116 /* t */ && line.startsWith('true', i)) {
+      } else if (c === 116 /* t */ && startsWithBytes(buf, i, end, TRUE)) {
         values[slot] = true;
         kinds[slot] = SlotKind.Bool;
         i += 4;
-      } else if (c === 102 /* f */ && line.startsWith('false', i)) {
+      } else if (c === 102 /* f */ && startsWithBytes(buf, i, end, FALSE)) {
         values[slot] = false;
         kinds[slot] = SlotKind.Bool;
         i += 5;
-      } else if (c === 110 /* n */ && line.startsWith('null', i)) {
+      } else if (c === 110 /* n */ && startsWithBytes(buf, i, end, NULL)) {
         values[slot] = null;
         kinds[slot] = SlotKind.Null;
         i += 4;
       } else if (c === 91 /* [ */) {
-        const j = skipWs(line, i + 1);
-        if (line.charCodeAt(j) !== 93 /* ] */) return undefined;
+        const j = skipWs(buf, i + 1, end);
+        if (buf[j] !== 93 /* ] */) return undefined;
         values[slot] = null;
         kinds[slot] = SlotKind.EmptyList;
         i = j + 1;
       } else {
-        const end = scanNumber(line, i);
-        if (end < 0) return undefined;
+        const numEnd = scanNumber(buf, i, end);
+        if (numEnd < 0) return undefined;
         if (numberIsInt) {
-          if (end - i - (c === 45 ? 1 : 0) > MAX_SAFE_DIGITS) return undefined; // exactness: generic path
+          if (numEnd - i - (c === 45 ? 1 : 0) > MAX_SAFE_DIGITS) return undefined; // exactness: generic path
           values[slot] = numberValue; // accumulated while scanning: exact below 10^15
           kinds[slot] = SlotKind.Int;
         } else {
-          values[slot] = +line.slice(i, end);
+          values[slot] = +latin1.decode(buf.subarray(i, numEnd));
           kinds[slot] = SlotKind.Double;
         }
-        i = end;
+        i = numEnd;
       }
       slot++;
     }
-    if (i > len || skipWs(line, i) !== len) return undefined; // trailing garbage
+    if (skipWs(buf, i, end) !== end) return undefined; // trailing garbage
     if (node.shape === undefined) {
-      // First record of this layout: rebuild its slot paths from a walk of the trie path.
-      const shape = this.buildShape(line);
+      // First record of this layout: its slot paths come from a generic parse of the same text.
+      const shape = this.buildShape(utf8.decode(buf.subarray(start, end)));
       if (!shape || shape.slots.length !== slot) return undefined;
       node.shape = shape;
       this.shapes++;
@@ -228,82 +229,82 @@ export class ShapeScanner {
     this.byteEnd = e;
   }
 
-  /** Slot paths of `line` (a line that just scanned fine), by a second, allocating pass. */
+  /** Slot paths of a record that just scanned fine, from the generic parser's view of it. */
   private buildShape(line: string): Shape | undefined {
+    let record: unknown;
+    try {
+      record = parseJsonRecord(line);
+    } catch {
+      return undefined;
+    }
     const slots: ShapeSlot[] = [];
     const structs: string[] = [];
-    const path: string[] = [];
-    let i = skipWs(line, 0) + 1;
-    let first = true;
-    for (;;) {
-      i = skipWs(line, i);
-      let c = line.charCodeAt(i);
-      if (c === 125) {
-        i++;
-        if (path.length === 0) break;
-        path.pop();
-        first = false;
-        continue;
+    let textOrder = true;
+    const walk = (o: Record<string, unknown>, path: string[]) => {
+      for (const key of Object.keys(o)) {
+        // JS objects list integer-like keys first: their order would differ from the text's.
+        if (/^(0|[1-9][0-9]*)$/.test(key)) textOrder = false;
+        const v = o[key];
+        const segments = [...path, key];
+        if (v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof JsonNumberText)) {
+          structs.push(segments.join('.'));
+          walk(v as Record<string, unknown>, segments);
+        } else slots.push({ path: segments.join('.'), segments });
       }
-      if (!first) {
-        i = skipWs(line, i + 1);
-        c = line.charCodeAt(i);
-      }
-      const end = line.indexOf('"', i + 1);
-      const key = line.slice(i + 1, end);
-      i = skipWs(line, end + 1) + 1;
-      i = skipWs(line, i);
-      c = line.charCodeAt(i);
-      first = false;
-      if (c === 123) {
-        path.push(key);
-        structs.push(path.join('.'));
-        i++;
-        first = true;
-        continue;
-      }
-      const segments = [...path, key];
-      slots.push({ path: segments.join('.'), segments });
-      if (c === 34) i = line.indexOf('"', i + 1) + 1;
-      else if (c === 91) i = skipWs(line, i + 1) + 1;
-      else if (c === 116 || c === 110) i += 4;
-      else if (c === 102) i += 5;
-      else i = scanNumber(line, i);
-    }
+    };
+    if (record === null || typeof record !== 'object' || Array.isArray(record)) return undefined;
+    walk(record as Record<string, unknown>, []);
+    if (!textOrder) return undefined;
     return { id: this.nextShapeId++, slots, structs };
   }
 }
 
-function isLowSurrogate(c: number): boolean {
-  return c >= 0xdc00 && c <= 0xdfff;
+const utf8 = new TextDecoder('utf-8');
+const latin1 = new TextDecoder('latin1');
+const encoder = new TextEncoder();
+const TRUE = Uint8Array.of(116, 114, 117, 101);
+const FALSE = Uint8Array.of(102, 97, 108, 115, 101);
+const NULL = Uint8Array.of(110, 117, 108, 108);
+
+function startsWithBytes(buf: Uint8Array, i: number, end: number, prefix: Uint8Array): boolean {
+  const n = prefix.length;
+  if (i + n > end) return false;
+  for (let k = 0; k < n; k++) if (buf[i + k] !== prefix[k]) return false;
+  return true;
+}
+
+function indexOfByte(buf: Uint8Array, b: number, from: number, end: number): number {
+  const at = buf.indexOf(b, from);
+  return at < 0 || at >= end ? -1 : at;
 }
 
 /**
- * Writes the UTF-8 of the non-ASCII code unit `ch` at `line[j]` (with its low surrogate when it is
- * a high one) into `out` at `pos`; a lone surrogate becomes U+FFFD, as Node's encoder does.
+ * End of the valid UTF-8 sequence starting at `buf[j]` (a byte ≥ 0x80), or -1 when it is not
+ * well-formed (stray continuation, overlong form, surrogate, beyond U+10FFFF, truncated).
  */
-function encodeUtf8(line: string, j: number, ch: number, out: Uint8Array, pos: number): number {
-  if (ch < 0x800) {
-    out[pos++] = 0xc0 | (ch >> 6);
-    out[pos++] = 0x80 | (ch & 0x3f);
-    return pos;
+function utf8Sequence(buf: Uint8Array, j: number, end: number): number {
+  const b0 = buf[j]!;
+  let need: number;
+  let min: number;
+  if (b0 >= 0xc2 && b0 <= 0xdf) {
+    need = 1;
+    min = 0x80;
+  } else if (b0 >= 0xe0 && b0 <= 0xef) {
+    need = 2;
+    min = 0x800;
+  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+    need = 3;
+    min = 0x10000;
+  } else return -1;
+  if (j + need >= end) return -1;
+  let cp = b0 & (0x3f >> need);
+  for (let k = 1; k <= need; k++) {
+    const b = buf[j + k]!;
+    if ((b & 0xc0) !== 0x80) return -1;
+    cp = (cp << 6) | (b & 0x3f);
   }
-  if (ch >= 0xd800 && ch <= 0xdfff) {
-    const lo = line.charCodeAt(j + 1);
-    if (ch <= 0xdbff && isLowSurrogate(lo)) {
-      const cp = 0x10000 + ((ch - 0xd800) << 10) + (lo - 0xdc00);
-      out[pos++] = 0xf0 | (cp >> 18);
-      out[pos++] = 0x80 | ((cp >> 12) & 0x3f);
-      out[pos++] = 0x80 | ((cp >> 6) & 0x3f);
-      out[pos++] = 0x80 | (cp & 0x3f);
-      return pos;
-    }
-    ch = 0xfffd;
-  }
-  out[pos++] = 0xe0 | (ch >> 12);
-  out[pos++] = 0x80 | ((ch >> 6) & 0x3f);
-  out[pos++] = 0x80 | (ch & 0x3f);
-  return pos;
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return -1;
+  return j + need + 1;
 }
 
 // Set by scanNumber: whether the last number had no fraction and no exponent, and its value then.
@@ -311,35 +312,34 @@ let numberIsInt = true;
 let numberValue = 0;
 
 /** End of a JSON number starting at `i` (RFC 8259 grammar), or -1. */
-function scanNumber(s: string, i: number): number {
-  const len = s.length;
+function scanNumber(s: Uint8Array, i: number, end: number): number {
   let j = i;
-  const negative = s.charCodeAt(j) === 45;
+  const negative = s[j] === 45;
   if (negative) j++;
-  const d0 = s.charCodeAt(j);
+  const d0 = j < end ? s[j]! : -1;
   let v = 0;
   if (d0 === 48) j++;
   else if (d0 >= 49 && d0 <= 57) {
     v = d0 - 48;
     j++;
-    for (let d = s.charCodeAt(j); j < len && isDigit(d); d = s.charCodeAt(++j)) v = v * 10 + (d - 48);
+    while (j < end && isDigit(s[j]!)) v = v * 10 + (s[j++]! - 48);
   } else return -1;
   numberValue = negative ? -v : v;
   numberIsInt = true;
-  if (s.charCodeAt(j) === 46) {
+  if (j < end && s[j] === 46) {
     numberIsInt = false;
     j++;
-    if (!isDigit(s.charCodeAt(j))) return -1;
-    while (j < len && isDigit(s.charCodeAt(j))) j++;
+    if (!(j < end && isDigit(s[j]!))) return -1;
+    while (j < end && isDigit(s[j]!)) j++;
   }
-  const e = s.charCodeAt(j);
+  const e = j < end ? s[j] : -1;
   if (e === 101 || e === 69) {
     numberIsInt = false;
     j++;
-    const sign = s.charCodeAt(j);
+    const sign = j < end ? s[j] : -1;
     if (sign === 43 || sign === 45) j++;
-    if (!isDigit(s.charCodeAt(j))) return -1;
-    while (j < len && isDigit(s.charCodeAt(j))) j++;
+    if (!(j < end && isDigit(s[j]!))) return -1;
+    while (j < end && isDigit(s[j]!)) j++;
   }
   return j;
 }
@@ -348,13 +348,13 @@ function isDigit(c: number): boolean {
   return c >= 48 && c <= 57;
 }
 
-function skipWs(s: string, i: number): number {
-  if (s.charCodeAt(i) > 32) return i; // the common case: no whitespace
-  for (;;) {
-    const c = s.charCodeAt(i);
+function skipWs(s: Uint8Array, i: number, end: number): number {
+  while (i < end) {
+    const c = s[i]!;
     if (c === 32 || c === 9 || c === 10 || c === 13) i++;
     else return i;
   }
+  return i;
 }
 
 /**

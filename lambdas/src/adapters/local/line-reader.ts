@@ -25,3 +25,26 @@ function stripCr(lines: string[]): string[] {
   }
   return lines;
 }
+
+/**
+ * Reads a file as chunks of UTF-8 bytes that each end at a line boundary (the last may lack the
+ * final newline). The bytes are never decoded here: clean records are scanned as bytes.
+ */
+export async function* readByteChunks(
+  path: string,
+  chunkBytes = 4 * 1024 * 1024,
+): AsyncGenerator<Uint8Array> {
+  let rest: Uint8Array | undefined;
+  for await (const data of createReadStream(path, { highWaterMark: chunkBytes })) {
+    const buf = data as Buffer;
+    const chunk = rest ? Buffer.concat([rest, buf]) : buf;
+    const cut = chunk.lastIndexOf(10);
+    if (cut < 0) {
+      rest = chunk;
+      continue;
+    }
+    rest = cut + 1 < chunk.length ? chunk.subarray(cut + 1) : undefined;
+    yield chunk.subarray(0, cut + 1);
+  }
+  if (rest && rest.length > 0) yield rest;
+}
