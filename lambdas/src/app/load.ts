@@ -723,6 +723,23 @@ class FastPath {
   readonly tables = new Map<string, ColumnarTableBatch>();
   private readonly scanner = new ShapeScanner();
   private readonly routes = new Map<string, RouteResult>();
+  /** Routing values seen, as UTF-8 bytes, with their route (a handful of event types). */
+  private readonly byteRoutes: { readonly bytes: Uint8Array; readonly route: RouteResult }[] = [];
+
+  private byBytes(buf: Uint8Array, start: number, end: number): RouteResult | undefined {
+    const n = end - start;
+    outer: for (const r of this.byteRoutes) {
+      const b = r.bytes;
+      if (b.length !== n) continue;
+      for (let i = 0; i < n; i++) if (b[i] !== buf[start + i]) continue outer;
+      return r.route;
+    }
+    return undefined;
+  }
+
+  private rememberBytes(buf: Uint8Array, start: number, end: number, route: RouteResult): void {
+    if (this.byBytes(buf, start, end) === undefined) this.byteRoutes.push({ bytes: buf.slice(start, end), route });
+  }
   private readonly routingSlot = new Map<number, number>();
   private readonly field: string;
 
@@ -766,14 +783,21 @@ class FastPath {
       slot = shape.slots.findIndex((s) => s.path === this.field);
       this.routingSlot.set(shape.id, slot);
     }
+    let route: RouteResult | undefined;
+    const sc = this.scanner;
+    if (slot >= 0 && sc.kinds[slot] === SlotKind.String) {
+      // Recognise the routing value by its bytes: no string per record for the common values.
+      route = this.byBytes(sc.bytes, sc.byteStart[slot]!, sc.byteEnd[slot]!);
+    }
     const v =
-      slot < 0
+      route !== undefined || slot < 0
         ? undefined
-        : this.scanner.kinds[slot] === SlotKind.String
-          ? this.scanner.stringAt(slot)
-          : this.scanner.values[slot];
-    let route: RouteResult;
-    if (typeof v === 'string') {
+        : sc.kinds[slot] === SlotKind.String
+          ? sc.stringAt(slot)
+          : sc.values[slot];
+    if (route !== undefined) {
+      // found by bytes
+    } else if (typeof v === 'string') {
       let cached = this.routes.get(v);
       if (!cached) {
         cached = this.router({ [this.field]: v });
@@ -784,6 +808,9 @@ class FastPath {
       route = this.router(slot >= 0 ? { [this.field]: v } : {});
     }
     if (!route.ok) return route;
+    if (slot >= 0 && sc.kinds[slot] === SlotKind.String && this.byteRoutes.length < 64) {
+      this.rememberBytes(sc.bytes, sc.byteStart[slot]!, sc.byteEnd[slot]!, route);
+    }
     let batch = this.tables.get(route.table);
     if (!batch) {
       batch = new ColumnarTableBatch();

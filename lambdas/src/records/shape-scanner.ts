@@ -201,7 +201,12 @@ export class ShapeScanner {
           values[slot] = numberValue; // accumulated while scanning: exact below 10^15
           kinds[slot] = SlotKind.Int;
         } else {
-          values[slot] = +latin1.decode(buf.subarray(i, numEnd));
+          // Clinger's fast path: up to 15 significant digits and at most 22 fraction digits make
+          // mantissa / 10^k one correctly rounded division, equal to parsing the text.
+          values[slot] =
+            numberFracDigits >= 0 && numberDigits <= MAX_SAFE_DIGITS && numberFracDigits <= 22
+              ? (c === 45 ? -numberMantissa : numberMantissa) / POW10[numberFracDigits]!
+              : +latin1.decode(buf.subarray(i, numEnd));
           kinds[slot] = SlotKind.Double;
         }
         i = numEnd;
@@ -307,9 +312,14 @@ function utf8Sequence(buf: Uint8Array, j: number, end: number): number {
   return j + need + 1;
 }
 
-// Set by scanNumber: whether the last number had no fraction and no exponent, and its value then.
+// Set by scanNumber: whether the last number had no fraction and no exponent, and its value then;
+// for a plain decimal (no exponent) its digits as one integer and how many follow the point.
 let numberIsInt = true;
 let numberValue = 0;
+let numberMantissa = 0;
+let numberDigits = 0;
+let numberFracDigits = -1;
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
 
 /** End of a JSON number starting at `i` (RFC 8259 grammar), or -1. */
 function scanNumber(s: Uint8Array, i: number, end: number): number {
@@ -326,14 +336,23 @@ function scanNumber(s: Uint8Array, i: number, end: number): number {
   } else return -1;
   numberValue = negative ? -v : v;
   numberIsInt = true;
+  numberFracDigits = -1;
   if (j < end && s[j] === 46) {
     numberIsInt = false;
+    const intDigits = j - i - (negative ? 1 : 0);
     j++;
     if (!(j < end && isDigit(s[j]!))) return -1;
-    while (j < end && isDigit(s[j]!)) j++;
+    let m = v;
+    const fracStart = j;
+    while (j < end && isDigit(s[j]!)) m = m * 10 + (s[j++]! - 48);
+    numberMantissa = m;
+    numberFracDigits = j - fracStart;
+    // A leading 0 of the integer part is not a significant digit (m is then exact below 10^15 anyway).
+    numberDigits = (v === 0 ? 0 : intDigits) + numberFracDigits;
   }
   const e = j < end ? s[j] : -1;
   if (e === 101 || e === 69) {
+    numberFracDigits = -1;
     numberIsInt = false;
     j++;
     const sign = j < end ? s[j] : -1;
