@@ -21,8 +21,8 @@ import type { IcebergValue } from '../iceberg/values.ts';
 import type { ColumnarBatch, ColumnarLeaf, ColumnValues } from '../parquet/index.ts';
 import { type Shape, type ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
 import { ConvertFailure, primitiveConverter } from '../schema/convert-primitive.ts';
-import { assignIds, classifyString } from '../schema/infer.ts';
-import { parseDate, parseTimestamp } from '../schema/temporal.ts';
+import { assignIds } from '../schema/infer.ts';
+import { parseDateBytes, parseInstantMicrosBytes } from '../schema/temporal.ts';
 
 const BIT = (k: SlotKind) => 1 << k;
 const STRING = BIT(SlotKind.String);
@@ -60,16 +60,6 @@ function stringOf(c: ColumnAcc, r: number): string | undefined {
   if (c.rowKinds[r] !== SlotKind.String) return undefined;
   const start = r === 0 ? 0 : c.ends[r - 1]!;
   return utf8.decode(c.heap.subarray(start, c.ends[r]!));
-}
-
-/** Row r's string when it is pure ASCII (dates and timestamps are), else undefined. */
-function asciiOf(c: ColumnAcc, r: number): string | undefined {
-  if (c.rowKinds[r] !== SlotKind.String) return undefined;
-  const start = r === 0 ? 0 : c.ends[r - 1]!;
-  const end = c.ends[r]!;
-  const h = c.heap;
-  for (let i = start; i < end; i++) if (h[i]! >= 0x80) return undefined;
-  return latin1.decode(h.subarray(start, end));
 }
 
 interface StructAcc {
@@ -324,11 +314,23 @@ function stringType(c: ColumnAcc, detect: boolean): PrimitiveType {
   let micros: BigInt64Array | undefined;
   let days: Int32Array | undefined;
   const n = c.len;
+  const h = c.heap;
   for (let r = 0; r < n; r++) {
     if (c.rowKinds[r] !== SlotKind.String) continue;
-    const v = asciiOf(c, r);
-    if (v === undefined) return T.string; // non-ASCII: neither a date nor a timestamp
-    const k = classifyString(v, true);
+    const start = r === 0 ? 0 : c.ends[r - 1]!;
+    const end = c.ends[r]!;
+    const len = end - start;
+    // classifyString's rules on the bytes: 10 → a date?, ≥ 20 → an instant with a zone?
+    let k: PrimitiveType = T.string;
+    let us: bigint | undefined;
+    let d: number | undefined;
+    if (len === 10) {
+      d = parseDateBytes(h, start, end);
+      if (d !== undefined) k = T.date;
+    } else if (len >= 20) {
+      us = parseInstantMicrosBytes(h, start, end);
+      if (us !== undefined) k = T.timestamptz;
+    }
     if (t === undefined) {
       t = k;
       if (t === T.timestamptz) micros = new BigInt64Array(n);
@@ -336,8 +338,8 @@ function stringType(c: ColumnAcc, detect: boolean): PrimitiveType {
     } else if (k !== t) return T.string; // date + timestamptz, or either + string → string
     if (t === T.string) return t;
     // Keep the parsed value: conversion would otherwise parse every one a second time.
-    if (micros) micros[r] = parseTimestamp(v, 'micros', 'required') ?? 0n;
-    else if (days) days[r] = parseDate(v) ?? 0;
+    if (micros) micros[r] = us!;
+    else if (days) days[r] = d!;
   }
   if (micros) c.micros = micros;
   if (days) c.days = days;

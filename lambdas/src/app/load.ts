@@ -738,7 +738,8 @@ class FastPath {
   }
 
   private rememberBytes(buf: Uint8Array, start: number, end: number, route: RouteResult): void {
-    if (this.byBytes(buf, start, end) === undefined) this.byteRoutes.push({ bytes: buf.slice(start, end), route });
+    if (this.byBytes(buf, start, end) === undefined)
+      this.byteRoutes.push({ bytes: buf.slice(start, end), route });
   }
   private readonly routingSlot = new Map<number, number>();
   private readonly field: string;

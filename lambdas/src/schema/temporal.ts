@@ -152,3 +152,97 @@ export function parseTime(s: string): bigint | undefined {
   if (!scanTime(s, 0) || scanEnd !== s.length) return undefined;
   return BigInt(secondOfDay) * MICROS_PER_SECOND + BigInt(Math.floor(fractionNanos / 1000));
 }
+
+// ---- The same grammar over UTF-8 bytes (the columnar fast path keeps strings as bytes) ----------
+// Mirrors d2 / scanDate / scanTime / scanTimestamp above exactly; test/unit/schema/temporal-bytes
+// checks that both agree on every input.
+
+function d2b(b: Uint8Array, i: number, end: number): number {
+  if (i + 1 >= end) return -1;
+  const x = b[i]! - 48;
+  const y = b[i + 1]! - 48;
+  return x >= 0 && x <= 9 && y >= 0 && y <= 9 ? x * 10 + y : -1;
+}
+
+function scanDateBytes(b: Uint8Array, i: number, end: number): number {
+  const hi = d2b(b, i, end);
+  const lo = d2b(b, i + 2, end);
+  if (hi < 0 || lo < 0 || i + 7 >= end || b[i + 4] !== 45 || b[i + 7] !== 45) return Number.NaN;
+  const year = hi * 100 + lo;
+  const month = d2b(b, i + 5, end);
+  const day = d2b(b, i + 8, end);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return Number.NaN;
+  return daysFromCivil(year, month, day);
+}
+
+/** As {@link parseDate}, for the UTF-8 bytes `b[start..end)`. */
+export function parseDateBytes(b: Uint8Array, start: number, end: number): number | undefined {
+  if (end - start !== 10) return undefined;
+  const days = scanDateBytes(b, start, end);
+  return Number.isNaN(days) ? undefined : days;
+}
+
+function scanTimeBytes(b: Uint8Array, i: number, end: number): boolean {
+  const h = d2b(b, i, end);
+  const m = d2b(b, i + 3, end);
+  const sec = d2b(b, i + 6, end);
+  if (h < 0 || h > 23 || m < 0 || m > 59 || sec < 0 || sec > 59) return false;
+  if (b[i + 2] !== 58 || b[i + 5] !== 58) return false;
+  secondOfDay = h * 3600 + m * 60 + sec;
+  fractionNanos = 0;
+  let j = i + 8;
+  if (j < end && b[j] === 46) {
+    j++;
+    let scale = 100_000_000;
+    const start = j;
+    for (;;) {
+      const c = j < end ? b[j]! - 48 : -1;
+      if (!(c >= 0 && c <= 9)) break;
+      if (j - start >= 9) return false;
+      fractionNanos += c * scale;
+      scale /= 10;
+      j++;
+    }
+    if (j === start) return false;
+  }
+  scanEnd = j;
+  return true;
+}
+
+function scanTimestampBytes(b: Uint8Array, start: number, end: number): number {
+  if (end - start < 19) return Number.NaN;
+  const t = b[start + 10];
+  if (t !== 84 && t !== 116) return Number.NaN;
+  const days = scanDateBytes(b, start, end);
+  if (Number.isNaN(days) || !scanTimeBytes(b, start + 11, end)) return Number.NaN;
+  let j = scanEnd;
+  const c = j < end ? b[j] : -1;
+  offsetSeconds = 0;
+  zoned = true;
+  if (c === 90 || c === 122) {
+    j++;
+  } else if (c === 43 || c === 45) {
+    const oh = d2b(b, j + 1, end);
+    const om = d2b(b, j + 4, end);
+    if (oh < 0 || om < 0 || om > 59 || b[j + 3] !== 58) return Number.NaN;
+    offsetSeconds = (c === 45 ? -1 : 1) * (oh * 3600 + om * 60);
+    if (Math.abs(offsetSeconds) > MAX_OFFSET_SECONDS) return Number.NaN;
+    j += 6;
+  } else {
+    zoned = false;
+  }
+  return j === end ? days : Number.NaN;
+}
+
+/**
+ * As {@link parseTimestamp} with unit micros and a required zone, for the UTF-8 bytes
+ * `b[start..end)`: the epoch microseconds of an instant, or `undefined`.
+ */
+export function parseInstantMicrosBytes(b: Uint8Array, start: number, end: number): bigint | undefined {
+  const days = scanTimestampBytes(b, start, end);
+  if (Number.isNaN(days) || !zoned) return undefined;
+  const secs = days * SECONDS_PER_DAY + secondOfDay - offsetSeconds;
+  const micros = Math.floor(fractionNanos / 1000);
+  if (Math.abs(secs) < SAFE_SECONDS_FOR_MICROS) return BigInt(secs * 1_000_000 + micros);
+  return BigInt(secs) * MICROS_PER_SECOND + BigInt(micros);
+}
