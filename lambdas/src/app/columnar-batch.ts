@@ -9,7 +9,9 @@
  * path, which is the reference for every rule and for dead letters.
  */
 
+import { partitionKey } from '../iceberg/partitioning.ts';
 import type { Schema } from '../iceberg/schema.ts';
+import { applyTransform, type Transform } from '../iceberg/transform.ts';
 import {
   type IcebergType,
   type NestedField,
@@ -23,6 +25,9 @@ import { type Shape, type ShapeScanner, SlotKind } from '../records/shape-scanne
 import { ConvertFailure, primitiveConverter } from '../schema/convert-primitive.ts';
 import { assignIds } from '../schema/infer.ts';
 import { parseDateBytes, parseInstantMicrosBytes } from '../schema/temporal.ts';
+
+/** Rows a new column has room for before it grows (doubling): sized for a typical batch. */
+const INITIAL_ROWS = 8192;
 
 const BIT = (k: SlotKind) => 1 << k;
 const STRING = BIT(SlotKind.String);
@@ -171,11 +176,11 @@ export class ColumnarTableBatch {
         path,
         segments,
         len: 0,
-        rowKinds: new Uint8Array(1024),
-        nums: new Float64Array(1024),
-        heap: new Uint8Array(4096),
+        rowKinds: new Uint8Array(INITIAL_ROWS),
+        nums: new Float64Array(INITIAL_ROWS),
+        heap: new Uint8Array(INITIAL_ROWS * 8),
         heapLen: 0,
-        ends: new Int32Array(1024),
+        ends: new Int32Array(INITIAL_ROWS),
         kinds: 0,
       };
       this.columns.set(path, c);
@@ -582,4 +587,117 @@ export function valueAt(leaf: ColumnarLeaf | undefined, row: number): IcebergVal
   if (v.kind === 'bool') return v.values[row] === 1;
   if (v.kind === 'utf8-bytes') return utf8.decode(v.data.subarray(v.offsets[row], v.offsets[row + 1]));
   return v.values[row] as IcebergValue;
+}
+
+/** One partition field over a columnar batch. */
+export interface PartitionSource {
+  readonly transform: Transform;
+  readonly type: PrimitiveType;
+  readonly leaf: ColumnarLeaf | undefined;
+}
+
+/**
+ * Rows grouped by partition: each group's rows and its partition tuple. Values are coded per field
+ * (identity strings by their bytes, everything else by the transformed value) so no key string is
+ * built per row.
+ */
+export function partitionGroups(
+  fields: readonly PartitionSource[],
+  n: number,
+): { tuple: IcebergValue[]; rows: number[] }[] {
+  if (fields.length === 0) return [{ tuple: [], rows: Array.from({ length: n }, (_, i) => i) }];
+  const combined = new Float64Array(n);
+  let stride = 1;
+  for (const f of fields) {
+    const { codes, count } = fieldCodes(f, n);
+    for (let r = 0; r < n; r++) combined[r]! += codes[r]! * stride;
+    stride *= count;
+    if (stride > Number.MAX_SAFE_INTEGER / 2) return slowGroups(fields, n);
+  }
+  const groups = new Map<number, { tuple: IcebergValue[]; rows: number[] }>();
+  for (let r = 0; r < n; r++) {
+    const key = combined[r]!;
+    let g = groups.get(key);
+    if (!g) {
+      g = { tuple: fields.map((f) => applyTransform(f.transform, f.type, valueAt(f.leaf, r))), rows: [] };
+      groups.set(key, g);
+    }
+    g.rows.push(r);
+  }
+  return [...groups.values()];
+}
+
+function fieldCodes(f: PartitionSource, n: number): { codes: Int32Array; count: number } {
+  const codes = new Int32Array(n);
+  const leaf = f.leaf;
+  if (!leaf) return { codes, count: 1 };
+  const valid = leaf.valid;
+  const v = leaf.values;
+  if (f.transform.kind === 'identity' && v.kind === 'utf8-bytes') {
+    // Intern the byte strings: code 0 is null, 1.. the distinct values in order of appearance.
+    const seen: { start: number; end: number }[] = [];
+    const byLength = new Map<number, number[]>();
+    for (let r = 0; r < n; r++) {
+      if (valid && valid[r] === 0) continue;
+      const start = v.offsets[r]!;
+      const end = v.offsets[r + 1]!;
+      const same = byLength.get(end - start);
+      let code = 0;
+      if (same) {
+        for (const idx of same) {
+          const s = seen[idx]!;
+          let eq = true;
+          for (let k = 0; k < end - start; k++) {
+            if (v.data[s.start + k] !== v.data[start + k]) {
+              eq = false;
+              break;
+            }
+          }
+          if (eq) {
+            code = idx + 1;
+            break;
+          }
+        }
+      }
+      if (code === 0) {
+        seen.push({ start, end });
+        code = seen.length;
+        if (same) same.push(code - 1);
+        else byLength.set(end - start, [code - 1]);
+      }
+      codes[r] = code;
+    }
+    return { codes, count: seen.length + 1 };
+  }
+  const ids = new Map<unknown, number>();
+  for (let r = 0; r < n; r++) {
+    const x = applyTransform(f.transform, f.type, valueAt(leaf, r));
+    if (x === null || x === undefined) continue;
+    const key = x instanceof Uint8Array ? `b:${Array.from(x).join(',')}` : x;
+    let code = ids.get(key);
+    if (code === undefined) {
+      code = ids.size + 1;
+      ids.set(key, code);
+    }
+    codes[r] = code;
+  }
+  return { codes, count: ids.size + 1 };
+}
+
+function slowGroups(
+  fields: readonly PartitionSource[],
+  n: number,
+): { tuple: IcebergValue[]; rows: number[] }[] {
+  const groups = new Map<string, { tuple: IcebergValue[]; rows: number[] }>();
+  for (let r = 0; r < n; r++) {
+    const tuple = fields.map((f) => applyTransform(f.transform, f.type, valueAt(f.leaf, r)));
+    const key = partitionKey(tuple);
+    let g = groups.get(key);
+    if (!g) {
+      g = { tuple, rows: [] };
+      groups.set(key, g);
+    }
+    g.rows.push(r);
+  }
+  return [...groups.values()];
 }

@@ -38,7 +38,7 @@ import { compileRowConverter, describeConvertFailure } from '../schema/convert.t
 import { fitToExisting } from '../schema/fit.ts';
 import { StructInferrer } from '../schema/infer.ts';
 import { type AppendResult, type CommitDeps, commitAppend, type PreparedAppend } from './append.ts';
-import { ColumnarTableBatch, gatherRows, valueAt } from './columnar-batch.ts';
+import { ColumnarTableBatch, gatherRows, partitionGroups } from './columnar-batch.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 
 export interface LoadSource {
@@ -897,28 +897,14 @@ async function writeColumnarFiles(
       leaf: columns.leaves.get(f['source-id']),
     };
   });
-  const groups = new Map<string, { tuple: IcebergValue[]; rows: number[] }>();
-  if (fields.length === 0) {
-    groups.set('', { tuple: [], rows: Array.from({ length: n }, (_, i) => i) });
-  } else {
-    for (let r = 0; r < n; r++) {
-      const tuple = fields.map((f) => applyTransform(f.transform, f.type, valueAt(f.leaf, r)));
-      const key = partitionKey(tuple);
-      let g = groups.get(key);
-      if (!g) {
-        g = { tuple, rows: [] };
-        groups.set(key, g);
-      }
-      g.rows.push(r);
-    }
-  }
+  const groups = partitionGroups(fields, n);
   const maxRows = deps.maxRowsPerFile ?? 1_000_000;
   const compression = codecOf(m);
   const dataFiles: DataFile[] = [];
-  for (const g of groups.values()) {
+  for (const g of groups) {
     for (let i = 0; i < g.rows.length; i += maxRows) {
       const rows = g.rows.slice(i, i + maxRows);
-      const part = groups.size === 1 && rows.length === n ? columns : gatherRows(columns, rows);
+      const part = groups.length === 1 && rows.length === n ? columns : gatherRows(columns, rows);
       const file = writeColumnarDataFile(schema, part, { compression });
       dataFiles.push(await putDataFile(deps, m, schema, spec, g.tuple, file, dataFiles.length, staged));
     }
