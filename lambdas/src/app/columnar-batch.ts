@@ -57,7 +57,6 @@ interface ColumnAcc {
   days?: Int32Array;
 }
 
-const latin1 = new TextDecoder('latin1');
 const utf8 = new TextDecoder('utf-8');
 
 /** Row r's string, or undefined when the row holds no string. */

@@ -20,7 +20,7 @@ import { indexById, type Schema, schemaStruct } from '../iceberg/schema.ts';
 import { assignFreshIds, unionByName } from '../iceberg/schema-evolution.ts';
 import type { TableMetadata } from '../iceberg/table-metadata.ts';
 import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
-import { applyTransform, parseTransform } from '../iceberg/transform.ts';
+import { parseTransform } from '../iceberg/transform.ts';
 import { isPrimitive, type StructType } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
 import {
