@@ -44,11 +44,11 @@ interface ColumnAcc {
   /** Row → SlotKind (0 = Null where the record had none). */
   rowKinds: Uint8Array;
   /** Row → number value (booleans as 0 / 1); meaningful per rowKinds. */
-  nums: Float64Array;
+  nums: Float64Array | undefined; // allocated on the first number or boolean
   /** UTF-8 of the string rows, back to back; row r is `heap[ends[r-1]..ends[r])`. */
   heap: Uint8Array;
   heapLen: number;
-  ends: Int32Array;
+  ends: Int32Array | undefined; // allocated on the first string
   /** Bit set of SlotKinds seen. */
   kinds: number;
   /** Microseconds of every value, kept when inference found the column to be timestamptz. */
@@ -62,8 +62,9 @@ const utf8 = new TextDecoder('utf-8');
 /** Row r's string, or undefined when the row holds no string. */
 function stringOf(c: ColumnAcc, r: number): string | undefined {
   if (c.rowKinds[r] !== SlotKind.String) return undefined;
-  const start = r === 0 ? 0 : c.ends[r - 1]!;
-  return utf8.decode(c.heap.subarray(start, c.ends[r]!));
+  const ends = c.ends!;
+  const start = r === 0 ? 0 : ends[r - 1]!;
+  return utf8.decode(c.heap.subarray(start, ends[r]!));
 }
 
 interface StructAcc {
@@ -147,11 +148,13 @@ export class ColumnarTableBatch {
         let at = c.heapLen;
         for (let j = 0; j < len; j++) h[at++] = bytes[from + j]!;
         c.heapLen = at;
+        if (!c.ends) c.ends = new Int32Array(c.rowKinds.length);
       } else if (k !== SlotKind.Null && k !== SlotKind.EmptyList) {
         const v = values[i];
+        if (!c.nums) c.nums = new Float64Array(c.rowKinds.length);
         c.nums[row] = v === true ? 1 : v === false ? 0 : (v as number);
       }
-      c.ends[row] = c.heapLen;
+      if (c.ends) c.ends[row] = c.heapLen;
       c.len = row + 1;
     }
     for (const s of b.structs) {
@@ -176,10 +179,10 @@ export class ColumnarTableBatch {
         segments,
         len: 0,
         rowKinds: new Uint8Array(INITIAL_ROWS),
-        nums: new Float64Array(INITIAL_ROWS),
+        nums: undefined,
         heap: new Uint8Array(INITIAL_ROWS * 8),
         heapLen: 0,
-        ends: new Int32Array(INITIAL_ROWS),
+        ends: undefined,
         kinds: 0,
       };
       this.columns.set(path, c);
@@ -321,8 +324,9 @@ function stringType(c: ColumnAcc, detect: boolean): PrimitiveType {
   const h = c.heap;
   for (let r = 0; r < n; r++) {
     if (c.rowKinds[r] !== SlotKind.String) continue;
-    const start = r === 0 ? 0 : c.ends[r - 1]!;
-    const end = c.ends[r]!;
+    const ends = c.ends!;
+    const start = r === 0 ? 0 : ends[r - 1]!;
+    const end = ends[r]!;
     const len = end - start;
     // classifyString's rules on the bytes: 10 → a date?, ≥ 20 → an instant with a zone?
     let k: PrimitiveType = T.string;
@@ -354,7 +358,7 @@ function stringType(c: ColumnAcc, detect: boolean): PrimitiveType {
 function pad(c: ColumnAcc, row: number): void {
   if (row > c.rowKinds.length) growRows(c, row);
   c.rowKinds.fill(SlotKind.Null, c.len, row);
-  c.ends.fill(c.heapLen, c.len, row);
+  c.ends?.fill(c.heapLen, c.len, row);
   c.len = row;
 }
 
@@ -363,12 +367,16 @@ function growRows(c: ColumnAcc, need: number): void {
   const k = new Uint8Array(cap);
   k.set(c.rowKinds);
   c.rowKinds = k;
-  const v = new Float64Array(cap);
-  v.set(c.nums);
-  c.nums = v;
-  const e = new Int32Array(cap);
-  e.set(c.ends);
-  c.ends = e;
+  if (c.nums) {
+    const v = new Float64Array(cap);
+    v.set(c.nums);
+    c.nums = v;
+  }
+  if (c.ends) {
+    const e = new Int32Array(cap);
+    e.set(c.ends);
+    c.ends = e;
+  }
 }
 
 function grow(h: Uint8Array, need: number): Uint8Array {
@@ -380,7 +388,7 @@ function grow(h: Uint8Array, need: number): Uint8Array {
 /** One column's values as the writer's typed arrays, or undefined if any value does not convert. */
 function convertColumn(c: ColumnAcc, t: PrimitiveType, n: number): ColumnarLeaf | undefined {
   pad(c, n);
-  const nums = c.nums;
+  const nums = c.nums ?? new Float64Array(0);
   const rk = c.rowKinds;
   const kinds = c.kinds & ~NO_VALUE;
   let valid: Uint8Array | undefined;
@@ -408,7 +416,7 @@ function convertColumn(c: ColumnAcc, t: PrimitiveType, n: number): ColumnarLeaf 
       if (kinds !== STRING) return undefined;
       const offsets = new Int32Array(n + 1);
       for (let i = 0; i < n; i++) {
-        offsets[i + 1] = c.ends[i]!;
+        offsets[i + 1] = c.ends![i]!;
         if (rk[i] !== SlotKind.String) markNull(i);
       }
       values = { kind: 'utf8-bytes', data: c.heap, offsets };
