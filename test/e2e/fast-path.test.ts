@@ -24,7 +24,12 @@ interface Outcome {
   readonly tables: Record<string, { schema: unknown; spec: unknown; rows: string[] }>;
 }
 
-async function run(batches: string[][], fastPath: boolean, config = parseConfig({})): Promise<Outcome> {
+async function run(
+  batches: string[][],
+  fastPath: boolean,
+  config = parseConfig({}),
+  configFor: (batch: number) => ReturnType<typeof parseConfig> = () => config,
+): Promise<Outcome> {
   const dir = mkdtempSync(join(tmpdir(), 'floe-fast-'));
   const store = new LocalObjectStore();
   const catalog = new FileCatalog(store, fileUri(dir));
@@ -38,7 +43,7 @@ async function run(batches: string[][], fastPath: boolean, config = parseConfig(
           store,
           clock: fixedClock(1_760_000_000_000),
           ids: seededIds(100 + i),
-          config,
+          config: configFor(i),
           fastPath,
           onDeadLetter: (d) => {
             dead.push(d);
@@ -132,6 +137,47 @@ describe('columnar fast path', () => {
     expect(fast.dead.map((d) => [d.line, d.reason])).toEqual([
       [2, 'type-conflict'],
       [5, 'type-conflict'],
+    ]);
+  });
+
+  it('fits later batches to existing decimal, int and string columns the same way', async () => {
+    const first = ['{"event_type":"P","id":1,"price":12.5,"qty":3,"code":"A1","ts":"2026-03-01T00:00:00Z"}'];
+    const later = [
+      '{"event_type":"P","id":2,"price":7,"qty":4,"code":"2026-03-02","ts":"2026-03-02T10:00:00.25+01:00"}',
+      '{"event_type":"P","id":3,"price":0.01,"qty":-5,"code":"B2","ts":"2026-03-03T00:00:00Z","extra":true}',
+      '{"event_type":"P","id":4,"price":99999999.99,"qty":2147483647,"code":"C3","ts":"2026-03-04T00:00:00Z"}',
+    ];
+    const hinted = parseConfig({
+      inference: { hints: { p_events: { price: 'decimal(10,2)', qty: 'int' } } },
+    });
+    const plain = parseConfig({});
+    const configFor = (i: number) => (i === 0 ? hinted : plain);
+    const fast = await run([first, later], true, plain, configFor);
+    const slow = await run([first, later], false, plain, configFor);
+    expect(paths(fast)).toEqual(['p_events:columnar', 'p_events:columnar']);
+    expect(fast.tables).toEqual(slow.tables);
+    expect(fast.dead).toEqual(slow.dead);
+    const schema = fast.tables.p_events?.schema as { fields: { name: string; type: unknown }[] };
+    // A value the existing column cannot hold sends the batch to the generic path, which
+    // dead-letters exactly that record.
+    const overflow = [
+      ...later,
+      '{"event_type":"P","id":5,"price":1.5,"qty":3000000000,"code":"D4","ts":"2026-03-05T00:00:00Z"}',
+    ];
+    const fast2 = await run([first, overflow], true, plain, configFor);
+    const slow2 = await run([first, overflow], false, plain, configFor);
+    expect(paths(fast2)).toEqual(['p_events:columnar', 'p_events:generic']);
+    expect(fast2.tables).toEqual(slow2.tables);
+    expect(fast2.dead).toEqual(slow2.dead);
+    expect(fast2.dead.map((d) => [d.line, d.reason])).toEqual([[4, 'invalid-value']]);
+    expect(schema.fields.map((f) => [f.name, f.type])).toEqual([
+      ['event_type', 'string'],
+      ['id', 'long'],
+      ['price', 'decimal(10,2)'],
+      ['qty', 'int'],
+      ['code', 'string'],
+      ['ts', 'timestamptz'],
+      ['extra', 'boolean'],
     ]);
   });
 });
