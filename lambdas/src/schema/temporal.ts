@@ -11,6 +11,8 @@
  * toward the past, as Iceberg's Java and Spark writers do.
  */
 
+import { daysFromCivil } from '../iceberg/conversions.ts';
+
 const MICROS_PER_SECOND = 1_000_000n;
 const NANOS_PER_SECOND = 1_000_000_000n;
 const SECONDS_PER_DAY = 86_400;
@@ -19,15 +21,8 @@ const SAFE_SECONDS_FOR_MICROS = 9_000_000_000;
 /** Java's ZoneOffset bound. */
 const MAX_OFFSET_SECONDS = 18 * 3600;
 
-/** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
-export function daysFromCivil(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
-}
+/** Days since 1970-01-01 of a proleptic Gregorian date (one implementation, in the Iceberg core). */
+export { daysFromCivil };
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;

@@ -48,6 +48,7 @@ import type { Catalog, LoadedTable, TableIdentifier } from '../../ports/catalog.
 import { tableIdToString } from '../../ports/catalog.ts';
 import type { Ids } from '../../ports/clock.ts';
 import type { ObjectStore } from '../../ports/object-store.ts';
+import { conflict, isRetryable, mayHaveApplied, messageOf, nameOf } from './sdk-errors.ts';
 
 export const TABLE_TYPE_PROP = 'table_type';
 export const ICEBERG_TABLE_TYPE = 'ICEBERG';
@@ -506,58 +507,9 @@ function validateId(id: TableIdentifier): void {
   }
 }
 
-function conflict(id: TableIdentifier, message: string, cause?: unknown): FloeError {
-  return new FloeError(ErrorKind.CommitConflict, message, {
-    retryable: true,
-    context: { table: tableIdToString(id) },
-    ...(cause === undefined ? {} : { cause }),
-  });
-}
-
-interface SdkErrorLike {
-  name?: unknown;
-  message?: unknown;
-  $fault?: unknown;
-  $retryable?: unknown;
-  $metadata?: { httpStatusCode?: number; attempts?: number };
-}
-
-function nameOf(e: unknown): string {
-  const n = (e as SdkErrorLike | undefined)?.name;
-  return typeof n === 'string' ? n : '';
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
-function statusOf(e: unknown): number | undefined {
-  return (e as SdkErrorLike | undefined)?.$metadata?.httpStatusCode;
-}
-
 function isConflictError(e: unknown): boolean {
   const n = nameOf(e);
   return n === 'ConcurrentModificationException' || n === 'VersionMismatchException';
-}
-
-const THROTTLING = new Set([
-  'ThrottlingException',
-  'Throttling',
-  'TooManyRequestsException',
-  'RequestLimitExceeded',
-  'SlowDown',
-]);
-
-/**
- * True unless the service definitely rejected the request: a 4xx answer to a single attempt.
- * A 5xx, a network error, or a 4xx after SDK retries (an earlier attempt may have been applied,
- * Java's RetryDetector case) leave the outcome unknown.
- */
-function mayHaveApplied(e: unknown): boolean {
-  const status = statusOf(e);
-  const attempts = (e as SdkErrorLike | undefined)?.$metadata?.attempts ?? 1;
-  if (status === undefined || status >= 500) return true;
-  return attempts > 1 && !THROTTLING.has(nameOf(e));
 }
 
 /** SDK error → FloeError naming what was being accessed. */
@@ -586,13 +538,6 @@ export function translateGlueError(e: unknown, op: string, what?: string): FloeE
     case 'VersionMismatchException':
       return new FloeError(ErrorKind.CommitConflict, message, { cause: e, context, retryable: true });
   }
-  const status = statusOf(e);
-  const retryable =
-    THROTTLING.has(name) ||
-    status === 429 ||
-    status === undefined ||
-    status >= 500 ||
-    (e as SdkErrorLike).$fault === 'server' ||
-    Boolean((e as SdkErrorLike).$retryable);
+  const retryable = isRetryable(e);
   return new FloeError(ErrorKind.Unexpected, message, { cause: e, context, retryable });
 }

@@ -50,6 +50,7 @@ import type { Catalog, LoadedTable, TableIdentifier } from '../../ports/catalog.
 import { tableIdToString } from '../../ports/catalog.ts';
 import type { Ids } from '../../ports/clock.ts';
 import type { ObjectStore } from '../../ports/object-store.ts';
+import { conflict, isRetryable, mayHaveApplied, messageOf, nameOf } from './sdk-errors.ts';
 
 const NAME = /^[a-z0-9](?:[a-z0-9_]{0,253}[a-z0-9])?$/;
 const BUCKET_ARN = /^arn:aws[a-z-]*:s3tables:[a-z0-9-]+:\d{12}:bucket\/([a-z0-9][a-z0-9-]{1,61}[a-z0-9])$/;
@@ -407,44 +408,6 @@ function validateId(id: TableIdentifier): void {
   }
 }
 
-function conflict(id: TableIdentifier, message: string, cause?: unknown): FloeError {
-  return new FloeError(ErrorKind.CommitConflict, message, {
-    retryable: true,
-    context: { table: tableIdToString(id) },
-    ...(cause === undefined ? {} : { cause }),
-  });
-}
-
-interface SdkErrorLike {
-  name?: unknown;
-  $fault?: unknown;
-  $retryable?: unknown;
-  $metadata?: { httpStatusCode?: number; attempts?: number };
-}
-
-function nameOf(e: unknown): string {
-  const n = (e as SdkErrorLike | undefined)?.name;
-  return typeof n === 'string' ? n : '';
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
-function statusOf(e: unknown): number | undefined {
-  return (e as SdkErrorLike | undefined)?.$metadata?.httpStatusCode;
-}
-
-const THROTTLING = new Set(['TooManyRequestsException', 'ThrottlingException', 'SlowDown']);
-
-/** False only when the service definitely rejected the request (a 4xx to a single attempt). */
-function mayHaveApplied(e: unknown): boolean {
-  const status = statusOf(e);
-  const attempts = (e as SdkErrorLike | undefined)?.$metadata?.attempts ?? 1;
-  if (status === undefined || status >= 500) return true;
-  return attempts > 1 && !THROTTLING.has(nameOf(e));
-}
-
 /** SDK error → FloeError naming what was being accessed. */
 export function translateS3TablesError(e: unknown, op: string, what: string): FloeError {
   if (e instanceof FloeError) return e;
@@ -471,14 +434,7 @@ export function translateS3TablesError(e: unknown, op: string, what: string): Fl
         },
       );
   }
-  const status = statusOf(e);
-  const retryable =
-    THROTTLING.has(name) ||
-    status === 429 ||
-    status === undefined ||
-    status >= 500 ||
-    (e as SdkErrorLike).$fault === 'server' ||
-    Boolean((e as SdkErrorLike).$retryable);
+  const retryable = isRetryable(e);
   return new FloeError(ErrorKind.Unexpected, `S3 Tables ${op} failed for ${what}: ${name}: ${messageOf(e)}`, {
     cause: e,
     context,
