@@ -1,12 +1,20 @@
-/** `floe load FILES… --warehouse DIR [--config FILE]`. */
+/**
+ * `floe load FILES… --warehouse DIR [--config FILE] [--dead-letters FILE]`. Every rejected line is
+ * recorded in the warehouse's dead-letter store (`floe dead-letters list|show|replay`) under a key
+ * made from its file and line, so loading the same file again overwrites rather than duplicates;
+ * `--dead-letters` also exports them as NDJSON.
+ */
 import { promises as fs } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { readByteChunks } from '../adapters/local/line-reader.ts';
 import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import type { DeadLetter } from '../app/dead-letters.ts';
 import { type LoadProgress, type LoadReport, type LoadSource, loadSources } from '../app/load.ts';
-import { type FloeConfig, parseConfig } from '../config.ts';
+import { deadLetterWriter } from '../app/replay.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
+import { deadLetterRecord } from '../ports/dead-letters.ts';
+import { readConfigFile } from './config-file.ts';
+import { deadLetterStoreDir, openDeadLetterStore, shellQuote } from './dead-letters-command.ts';
 import { renderTable } from './format.ts';
 import { openWarehouse } from './warehouse.ts';
 
@@ -15,26 +23,6 @@ export interface LoadCommandOptions {
   readonly config?: string;
   readonly deadLetters?: string;
   readonly quiet?: boolean;
-}
-
-export async function readConfigFile(path: string | undefined): Promise<FloeConfig> {
-  if (path === undefined) return parseConfig({});
-  let text: string;
-  try {
-    text = await fs.readFile(path, 'utf8');
-  } catch (e) {
-    throw new FloeError(ErrorKind.ConfigInvalid, `cannot read config file ${path}: ${(e as Error).message}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    throw new FloeError(
-      ErrorKind.ConfigInvalid,
-      `config file ${path} is not valid JSON: ${(e as Error).message}`,
-    );
-  }
-  return parseConfig(json);
 }
 
 export async function loadCommand(
@@ -51,11 +39,10 @@ export async function loadCommand(
   await fs.mkdir(wh.dir, { recursive: true });
   const startedMs = systemClock.nowMs();
   const loadId = randomIds.uuid();
-  const dlPath = resolve(
-    opts.deadLetters ??
-      `${wh.dir}/_floe/dead-letters/load-${new Date(startedMs).toISOString().replace(/[:.]/g, '-')}.ndjson`,
-  );
+  const exportPath = opts.deadLetters === undefined ? undefined : resolve(opts.deadLetters);
   const dead: DeadLetter[] = [];
+  // Recorded while the load runs (a few writes in flight), keyed by source + line.
+  const recorder = deadLetterWriter(openDeadLetterStore(wh));
   const log = (s: string) => {
     if (!opts.quiet) process.stderr.write(`${s}\n`);
   };
@@ -74,7 +61,8 @@ export async function loadCommand(
       );
     }
   };
-  const sources: LoadSource[] = files.map((f) => ({ name: f, chunks: readByteChunks(f) }));
+  // Absolute paths: the same file gives the same dead-letter keys from any working directory.
+  const sources: LoadSource[] = files.map((f) => ({ name: resolve(f), chunks: readByteChunks(f) }));
   log(`loading ${files.length} file(s) into ${wh.dir}`);
   const report = await loadSources(
     {
@@ -84,27 +72,55 @@ export async function loadCommand(
       ids: randomIds,
       config,
       onProgress,
-      onDeadLetter: (d) => {
+      onDeadLetter: async (d) => {
         dead.push(d);
+        await recorder.add(deadLetterRecord(d));
       },
       summary: { 'floe.load-id': loadId, 'engine-name': 'floe' },
     },
     sources,
   );
-  if (dead.length > 0) {
-    await fs.mkdir(dirname(dlPath), { recursive: true });
-    await fs.writeFile(dlPath, `${dead.map((d) => JSON.stringify(d)).join('\n')}\n`);
+  if (exportPath !== undefined && dead.length > 0) {
+    await fs.mkdir(dirname(exportPath), { recursive: true });
+    await fs.writeFile(exportPath, `${dead.map((d) => JSON.stringify(d)).join('\n')}\n`);
   }
-  out(renderReport(report, dead, dlPath, systemClock.nowMs() - startedMs));
+  // A dead letter that could not be stored is an error (after the report, so nothing is hidden).
+  const stored = await recorder.flush().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  const w = `-w ${shellQuote(wh.dir)}`;
+  const where: DeadLetterLocation = {
+    store: deadLetterStoreDir(wh),
+    listCommand: `floe dead-letters list ${w}${
+      files.length === 1 ? ` --source ${shellQuote(resolve(files[0]!))}` : ''
+    }`,
+    replayCommand: `floe dead-letters replay ${w}${opts.config ? ` -c ${shellQuote(opts.config)}` : ' -c floe.config.json'}`,
+    ...(exportPath !== undefined ? { exportPath } : {}),
+  };
+  out(renderReport(report, dead, where, systemClock.nowMs() - startedMs));
+  if (stored !== undefined) throw stored;
   return report.failures.length > 0 ? 1 : 0;
 }
 
 const SHOWN_DEAD_LETTERS = 20;
 
+/** Where a load's dead letters went. */
+export interface DeadLetterLocation {
+  /** The dead-letter store's folder. */
+  readonly store: string;
+  /** The command that lists them. */
+  readonly listCommand: string;
+  /** The command that replays them (after fixing the config). */
+  readonly replayCommand: string;
+  /** The NDJSON export (`--dead-letters`), when asked for. */
+  readonly exportPath?: string;
+}
+
 export function renderReport(
   report: LoadReport,
   dead: readonly DeadLetter[],
-  dlPath: string,
+  where: DeadLetterLocation,
   ms: number,
 ): string {
   const lines: string[] = [];
@@ -136,10 +152,13 @@ export function renderReport(
     const byReason = Object.entries(report.deadLetters)
       .map(([r, n]) => `${r}: ${n}`)
       .join(', ');
-    lines.push(`rejected lines (${byReason}) written to ${dlPath}`);
+    lines.push(`rejected lines (${byReason}) recorded as dead letters in ${where.store}`);
+    if (where.exportPath !== undefined) lines.push(`  also exported as NDJSON to ${where.exportPath}`);
     for (const d of dead.slice(0, SHOWN_DEAD_LETTERS))
       lines.push(`  ${d.source}:${d.line}  [${d.reason}] ${d.detail}`);
     if (total > SHOWN_DEAD_LETTERS) lines.push(`  … and ${total - SHOWN_DEAD_LETTERS} more`);
+    lines.push(`list them: ${where.listCommand}`);
+    lines.push(`replay them (after fixing the config): ${where.replayCommand}`);
   }
   return lines.join('\n');
 }

@@ -24,12 +24,63 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('-c, --config <file>', 'floe.config.json with routing, inference and partitioning rules')
     .option(
       '--dead-letters <file>',
-      'where rejected lines go (default: <warehouse>/_floe/dead-letters/load-<time>.ndjson)',
+      'also export the rejected lines as NDJSON to this file (they are always recorded in the warehouse: floe dead-letters list)',
     )
     .option('-q, --quiet', 'no progress output')
     .action(async (files: string[], opts) => {
       const { loadCommand } = await import('./load-command.ts');
       const code = await loadCommand(files, opts, out);
+      if (code !== 0) process.exitCode = code;
+    });
+
+  const deadLetters = program
+    .command('dead-letters')
+    .description('list, show and replay the rejected lines (dead letters) kept in the warehouse');
+  const REASON_HELP = 'only this reason (malformed-json, no-route, type-conflict, …)';
+  const SOURCE_HELP = 'only this source file (its path, or the end of it, e.g. events.ndjson)';
+  deadLetters
+    .command('list')
+    .description('list dead letters: key, reason, source:line, table, detail')
+    .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
+    .option('--reason <reason>', REASON_HELP)
+    .option('--source <source>', SOURCE_HELP)
+    .option('--table <table>', 'only dead letters naming this table')
+    .option('--limit <n>', 'show at most N (the first in source and line order)')
+    .option('--json', 'print the full records as JSON lines instead of a table')
+    .action(async (opts) => {
+      const { listCommand } = await import('./dead-letters-command.ts');
+      await listCommand(opts, out);
+    });
+  deadLetters
+    .command('show')
+    .description('show one dead letter in full: reason, detail, source, line and the raw text')
+    .argument('<key>', 'the dead letter key (from floe dead-letters list)')
+    .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
+    .option('--json', 'print the record as one JSON line')
+    .action(async (key: string, opts) => {
+      const { showCommand } = await import('./dead-letters-command.ts');
+      await showCommand(key, opts, out);
+    });
+  deadLetters
+    .command('replay')
+    .description(
+      'load dead letters again (one commit per table) under the given config, e.g. after adding a hint or a default table; landed records leave the store, the rest are kept with their new reason',
+    )
+    .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
+    .option('-c, --config <file>', 'floe.config.json to replay under (typically fixed since the failure)')
+    .option('--reason <reason>', REASON_HELP)
+    .option('--source <source>', SOURCE_HELP)
+    .option('--table <table>', 'only dead letters naming this table')
+    .option('--key <keys...>', 'only these dead letters (repeatable)')
+    .option('--limit <n>', 'replay at most N (the first in source and line order)')
+    .option(
+      '--dry-run',
+      'stage and commit into a throw-away copy and report what would happen; change nothing',
+    )
+    .option('-q, --quiet', 'no progress output')
+    .action(async (opts) => {
+      const { replayCommand } = await import('./dead-letters-command.ts');
+      const code = await replayCommand(opts, out);
       if (code !== 0) process.exitCode = code;
     });
 

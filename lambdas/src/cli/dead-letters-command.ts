@@ -1,0 +1,287 @@
+/**
+ * `floe dead-letters list|show|replay`: the warehouse's dead-letter store
+ * (`<warehouse>/_floe/dead-letters/<reason>/<key>.json`), where `floe load` records every rejected
+ * line with its reason, and from where fixed records are replayed through the load pipeline.
+ */
+import { join } from 'node:path';
+import { FileCatalog } from '../adapters/local/file-catalog.ts';
+import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
+import { ObjectStoreDeadLetterStore } from '../adapters/object-dead-letter-store.ts';
+import { DeadLetterReason } from '../app/dead-letters.ts';
+import {
+  type DeadLetterFilter,
+  type ReplayProgress,
+  type ReplayResult,
+  replayDeadLetters,
+  selectDeadLetters,
+} from '../app/replay.ts';
+import { ErrorKind, FloeError } from '../errors.ts';
+import type { DeadLetterRecord, DeadLetterStore } from '../ports/dead-letters.ts';
+import { readConfigFile } from './config-file.ts';
+import { renderTable } from './format.ts';
+import { openWarehouse, type Warehouse } from './warehouse.ts';
+
+/** The dead-letter store of a warehouse (the one `floe load` writes). */
+export function openDeadLetterStore(wh: Warehouse): DeadLetterStore {
+  return new ObjectStoreDeadLetterStore(wh.store, `${wh.uri}/_floe/dead-letters`);
+}
+
+/** The store's folder on disk (for messages). */
+export function deadLetterStoreDir(wh: Warehouse): string {
+  return join(wh.dir, '_floe', 'dead-letters');
+}
+
+/** `s` quoted for a POSIX shell when it needs it (for commands shown to the user). */
+export function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+export interface FilterOptions {
+  readonly warehouse?: string;
+  readonly reason?: string;
+  readonly source?: string;
+  readonly table?: string;
+  readonly limit?: string;
+}
+
+const KNOWN_REASONS: readonly string[] = Object.values(DeadLetterReason);
+
+function filterOf(opts: FilterOptions & { readonly key?: readonly string[] }): DeadLetterFilter {
+  if (opts.reason !== undefined && !KNOWN_REASONS.includes(opts.reason)) {
+    throw new FloeError(
+      ErrorKind.DataInvalid,
+      `unknown dead-letter reason '${opts.reason}' (one of: ${KNOWN_REASONS.join(', ')})`,
+      { context: { reason: opts.reason } },
+    );
+  }
+  let limit: number | undefined;
+  if (opts.limit !== undefined) {
+    limit = /^\d+$/.test(opts.limit) ? Number(opts.limit) : Number.NaN;
+    if (!Number.isSafeInteger(limit) || limit < 1) {
+      throw new FloeError(ErrorKind.DataInvalid, `--limit must be a whole number ≥ 1, got '${opts.limit}'`, {
+        context: { limit: opts.limit },
+      });
+    }
+  }
+  return {
+    ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
+    ...(opts.source !== undefined ? { source: opts.source } : {}),
+    ...(opts.table !== undefined ? { table: opts.table } : {}),
+    ...(opts.key !== undefined && opts.key.length > 0 ? { keys: opts.key } : {}),
+    ...(limit !== undefined ? { limit } : {}),
+  };
+}
+
+function describeFilter(f: DeadLetterFilter): string {
+  const parts: string[] = [];
+  if (f.reason !== undefined) parts.push(`reason ${f.reason}`);
+  if (f.source !== undefined) parts.push(`source ${f.source}`);
+  if (f.table !== undefined) parts.push(`table ${f.table}`);
+  if (f.keys !== undefined) parts.push(`${f.keys.length} key(s)`);
+  return parts.join(', ');
+}
+
+function countByReason(records: readonly { reason?: string }[]): string {
+  const by = new Map<string, number>();
+  for (const r of records) by.set(r.reason ?? '-', (by.get(r.reason ?? '-') ?? 0) + 1);
+  return [...by]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([r, n]) => `${r}: ${n}`)
+    .join(', ');
+}
+
+function shorten(s: string, max: number): string {
+  const one = s.replace(/\s+/g, ' ');
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+}
+
+// ---- list ---------------------------------------------------------------------------------------
+
+export interface ListOptions extends FilterOptions {
+  readonly json?: boolean;
+}
+
+export async function listCommand(opts: ListOptions, out: (s: string) => void): Promise<void> {
+  const wh = openWarehouse(opts.warehouse);
+  const { limit, ...filter } = filterOf(opts);
+  const all = await selectDeadLetters(openDeadLetterStore(wh), filter);
+  const shown = limit === undefined ? all : all.slice(0, limit);
+  if (opts.json) {
+    for (const d of shown) out(JSON.stringify(d));
+    return;
+  }
+  const filtered = describeFilter(filter);
+  if (all.length === 0) {
+    out(`no dead letters${filtered ? ` matching ${filtered}` : ''} in ${deadLetterStoreDir(wh)}`);
+    return;
+  }
+  out(
+    renderTable(
+      ['key', 'reason', 'source:line', 'table', 'detail'],
+      shown.map((d) => [d.key, d.reason, `${d.source}:${d.line}`, d.table ?? '-', shorten(d.detail, 72)]),
+    ),
+  );
+  out('');
+  out(
+    `${all.length} dead letter(s)${filtered ? ` matching ${filtered}` : ''} (${countByReason(all)})${
+      shown.length < all.length ? `, first ${shown.length} shown` : ''
+    } in ${deadLetterStoreDir(wh)}`,
+  );
+}
+
+// ---- show ---------------------------------------------------------------------------------------
+
+export interface ShowOptions {
+  readonly warehouse?: string;
+  readonly json?: boolean;
+}
+
+export async function showCommand(key: string, opts: ShowOptions, out: (s: string) => void): Promise<void> {
+  const wh = openWarehouse(opts.warehouse);
+  const d = await openDeadLetterStore(wh).get(key);
+  if (d === undefined) {
+    throw new FloeError(
+      ErrorKind.NotFound,
+      `no dead letter with key '${key}' in ${deadLetterStoreDir(wh)} (floe dead-letters list shows the keys)`,
+      { context: { key } },
+    );
+  }
+  if (opts.json) {
+    out(JSON.stringify(d));
+    return;
+  }
+  out(renderRecord(d));
+}
+
+export function renderRecord(d: DeadLetterRecord): string {
+  const fields: [string, string][] = [
+    ['key', d.key],
+    ['reason', d.reason],
+    ['source', d.source],
+    ['line', String(d.line)],
+    ['table', d.table ?? '-'],
+  ];
+  const known = new Set(['key', 'reason', 'source', 'line', 'table', 'detail', 'raw', 'rawBase64']);
+  for (const [k, v] of Object.entries(d)) {
+    if (!known.has(k) && v !== undefined) fields.push([k, typeof v === 'string' ? v : JSON.stringify(v)]);
+  }
+  const width = Math.max(...fields.map(([k]) => k.length), 'detail'.length);
+  const lines = fields.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
+  lines.push(`${'detail'.padEnd(width)}  ${d.detail}`);
+  if (d.rawBase64 !== undefined) lines.push(`${'rawBase64'.padEnd(width)}  ${d.rawBase64}`);
+  lines.push(`raw (${new TextEncoder().encode(d.raw).length} bytes):`);
+  lines.push(d.raw);
+  return lines.join('\n');
+}
+
+// ---- replay -------------------------------------------------------------------------------------
+
+export interface ReplayCommandOptions extends FilterOptions {
+  readonly config?: string;
+  readonly key?: readonly string[];
+  readonly dryRun?: boolean;
+  readonly quiet?: boolean;
+}
+
+const SHOWN_FAILURES = 20;
+
+export async function replayCommand(opts: ReplayCommandOptions, out: (s: string) => void): Promise<number> {
+  const config = await readConfigFile(opts.config);
+  const filter = filterOf(opts);
+  const wh = openWarehouse(opts.warehouse);
+  const log = (s: string) => {
+    if (!opts.quiet) process.stderr.write(`${s}\n`);
+  };
+  const onProgress = (p: ReplayProgress) => {
+    if (p.kind === 'selected')
+      log(
+        `${opts.dryRun ? 'dry run: would replay' : 'replaying'} ${p.records} dead letter(s) from ${p.sources} source(s)`,
+      );
+    else if (p.kind === 'skipped') log(`  ${p.key}: skipped (${p.why})`);
+    else if (p.kind === 'stored')
+      log(`  dead-letter store: ${p.landed} removed (landed), ${p.failing} stored again (still failing)`);
+    else {
+      const lp = p.progress;
+      if (lp.kind === 'table-start') log(`  ${lp.table}: ${lp.records} record(s) → staging`);
+      else if (lp.kind === 'table-done')
+        log(
+          `  ${lp.table}: ${opts.dryRun ? 'would commit' : 'committed'} ${lp.result.rows} row(s)${lp.result.created ? ' (new table)' : ''}`,
+        );
+      else if (lp.kind === 'table-failed')
+        log(`  ${lp.table}: FAILED: ${(lp.error as Error).message ?? String(lp.error)}`);
+    }
+  };
+  const result = await replayDeadLetters(
+    {
+      catalog: wh.catalog,
+      store: wh.store,
+      clock: systemClock,
+      ids: randomIds,
+      config,
+      deadLetters: openDeadLetterStore(wh),
+      onProgress,
+      summary: { 'floe.replay-id': randomIds.uuid(), 'engine-name': 'floe' },
+      scratchCatalog: (store) =>
+        new FileCatalog(store, wh.uri, {
+          relocate: (foreign, tableUri) => wh.store.addRoot(foreign, wh.store.pathOf(tableUri)),
+        }),
+    },
+    { ...filter, dryRun: opts.dryRun === true },
+  );
+  out(renderReplay(result, filter, deadLetterStoreDir(wh)));
+  return result.notLoaded > 0 ? 1 : 0;
+}
+
+export function renderReplay(r: ReplayResult, filter: DeadLetterFilter, store: string): string {
+  const filtered = describeFilter(filter);
+  if (r.selected === 0) return `no dead letters${filtered ? ` matching ${filtered}` : ''} in ${store}`;
+  const lines: string[] = [];
+  if (r.dryRun) {
+    lines.push(
+      r.mode === 'staged'
+        ? 'dry run: every record went through routing, inference, conversion and a scratch commit; nothing was written'
+        : 'dry run: records were parsed and routed only; nothing was written',
+    );
+  }
+  lines.push(
+    `${r.dryRun ? 'would replay' : 'replayed'} ${r.selected} dead letter(s) from ${r.sources} source(s)${
+      filtered ? ` (${filtered})` : ''
+    }`,
+  );
+  const byTable = (m: Readonly<Record<string, number>>) =>
+    Object.entries(m)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([t, n]) => `${t}: ${n}`)
+      .join(', ');
+  if (r.mode === 'staged') {
+    lines.push(
+      `  ${r.dryRun ? 'would land' : 'landed'}: ${r.landed}${r.landed > 0 ? ` (${byTable(r.landedByTable)})` : ''}${
+        r.landed > 0 && !r.dryRun ? ', removed from the dead-letter store' : ''
+      }`,
+    );
+  } else {
+    const routable = Object.values(r.routableByTable).reduce((a, b) => a + b, 0);
+    lines.push(
+      `  route to a table: ${routable}${routable > 0 ? ` (${byTable(r.routableByTable)}; type checks not run)` : ''}`,
+    );
+  }
+  const failing = r.outcomes.filter((o) => o.status === 'failing');
+  lines.push(
+    `  ${r.dryRun ? 'would still fail' : 'still failing'}: ${failing.length}${
+      failing.length > 0
+        ? ` (${byTable(r.failingByReason)})${r.dryRun ? '' : ', kept in the dead-letter store'}`
+        : ''
+    }`,
+  );
+  if (r.notLoaded > 0) lines.push(`  not loaded (table commit failed, left as they were): ${r.notLoaded}`);
+  if (r.skipped > 0) lines.push(`  skipped (not replayable as text): ${r.skipped}`);
+  for (const o of failing.slice(0, SHOWN_FAILURES)) {
+    const moved = o.newKey !== undefined && o.newKey !== o.key ? ` (now ${o.newKey})` : '';
+    const reason = o.previousReason === o.reason ? o.reason : `${o.previousReason} → ${o.reason}`;
+    lines.push(`    ${o.key}${moved}  [${reason}] ${shorten(o.detail ?? '', 100)}`);
+  }
+  if (failing.length > SHOWN_FAILURES) lines.push(`    … and ${failing.length - SHOWN_FAILURES} more`);
+  for (const o of r.outcomes.filter((x) => x.status === 'not-loaded').slice(0, SHOWN_FAILURES))
+    lines.push(`    ${o.key}  ${o.detail ?? ''}`);
+  return lines.join('\n');
+}
