@@ -1,0 +1,245 @@
+/**
+ * The columnar fast path of a load: clean records scanned from bytes into typed columns, staged
+ * without an object per record. Anything that needs the generic path's rules falls back to it.
+ */
+
+import { type FloeConfig, hintsFor, partitionCandidatesFor } from '../config.ts';
+import { ErrorKind, isFloeError } from '../errors.ts';
+import type { DataFile } from '../iceberg/manifest/types.ts';
+import type { PartitionSpec } from '../iceberg/partition-spec.ts';
+import { indexById, type Schema, schemaStruct } from '../iceberg/schema.ts';
+import { unionByName } from '../iceberg/schema-evolution.ts';
+import type { TableMetadata } from '../iceberg/table-metadata.ts';
+import { currentSchema } from '../iceberg/table-metadata.ts';
+import { parseTransform } from '../iceberg/transform.ts';
+import { isPrimitive } from '../iceberg/types.ts';
+import { type ColumnarBatch, supportsColumnar, writeColumnarDataFile } from '../parquet/index.ts';
+import type { TableIdentifier } from '../ports/catalog.ts';
+import { type JsonValue, parseJsonRecord } from '../records/json-line.ts';
+import { type Shape, ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
+import type { RouteResult, Router } from '../routing/index.ts';
+import { fitToExisting } from '../schema/fit.ts';
+import { ColumnarTableBatch, gatherRows, partitionGroups } from './columnar-batch.ts';
+
+import type { LoadDeps, PendingRecord, TableLoadResult } from './load-types.ts';
+import {
+  codecOf,
+  commitStaged,
+  createTable,
+  evolve,
+  putDataFile,
+  tableResult,
+  UseGenericPath,
+} from './table-staging.ts';
+
+/** The fast path routes by a plain top-level routing field only (templates need whole records). */
+export function fastRouting(cfg: FloeConfig): boolean {
+  return (
+    cfg.routing.tableField === undefined &&
+    cfg.routing.template === undefined &&
+    !cfg.routing.routingField.includes('.')
+  );
+}
+
+export type FailedRoute = Extract<RouteResult, { ok: false }>;
+
+export class FastPath {
+  readonly tables = new Map<string, ColumnarTableBatch>();
+  private readonly scanner = new ShapeScanner();
+  private readonly routes = new Map<string, RouteResult>();
+  /** Routing values seen, as UTF-8 bytes, with their route (a handful of event types). */
+  private readonly byteRoutes: { readonly bytes: Uint8Array; readonly route: RouteResult }[] = [];
+
+  private byBytes(buf: Uint8Array, start: number, end: number): RouteResult | undefined {
+    const n = end - start;
+    outer: for (const r of this.byteRoutes) {
+      const b = r.bytes;
+      if (b.length !== n) continue;
+      for (let i = 0; i < n; i++) if (b[i] !== buf[start + i]) continue outer;
+      return r.route;
+    }
+    return undefined;
+  }
+
+  private rememberBytes(buf: Uint8Array, start: number, end: number, route: RouteResult): void {
+    if (this.byBytes(buf, start, end) === undefined)
+      this.byteRoutes.push({ bytes: buf.slice(start, end), route });
+  }
+  private readonly routingSlot = new Map<number, number>();
+  private readonly field: string;
+
+  constructor(
+    cfg: FloeConfig,
+    private readonly router: Router,
+  ) {
+    this.field = cfg.routing.routingField;
+  }
+
+  /** true: taken; a failed route: dead-letter it; undefined: use the generic path. */
+  take(raw: string, seq: number, source: string, line: number): true | FailedRoute | undefined {
+    const shape = this.scanner.scan(raw);
+    return shape ? this.place(shape, seq, source, line, raw) : undefined;
+  }
+
+  /** As `take`, for the record at `chunk[start..end)`. */
+  takeBytes(
+    chunk: Uint8Array,
+    start: number,
+    end: number,
+    seq: number,
+    source: string,
+    line: number,
+  ): true | FailedRoute | undefined {
+    const shape = this.scanner.scanBytes(chunk, start, end);
+    return shape ? this.place(shape, seq, source, line, chunk, start, end) : undefined;
+  }
+
+  private place(
+    shape: Shape,
+    seq: number,
+    source: string,
+    line: number,
+    raw: string | Uint8Array,
+    rawStart = 0,
+    rawEnd = 0,
+  ): true | FailedRoute {
+    let slot = this.routingSlot.get(shape.id);
+    if (slot === undefined) {
+      slot = shape.slots.findIndex((s) => s.path === this.field);
+      this.routingSlot.set(shape.id, slot);
+    }
+    let route: RouteResult | undefined;
+    const sc = this.scanner;
+    if (slot >= 0 && sc.kinds[slot] === SlotKind.String) {
+      // Recognise the routing value by its bytes: no string per record for the common values.
+      route = this.byBytes(sc.bytes, sc.byteStart[slot]!, sc.byteEnd[slot]!);
+    }
+    const v =
+      route !== undefined || slot < 0
+        ? undefined
+        : sc.kinds[slot] === SlotKind.String
+          ? sc.stringAt(slot)
+          : sc.values[slot];
+    if (route !== undefined) {
+      // found by bytes
+    } else if (typeof v === 'string') {
+      let cached = this.routes.get(v);
+      if (!cached) {
+        cached = this.router({ [this.field]: v });
+        this.routes.set(v, cached);
+      }
+      route = cached;
+    } else {
+      route = this.router(slot >= 0 ? { [this.field]: v } : {});
+    }
+    if (!route.ok) return route;
+    if (slot >= 0 && sc.kinds[slot] === SlotKind.String && this.byteRoutes.length < 64) {
+      this.rememberBytes(sc.bytes, sc.byteStart[slot]!, sc.byteEnd[slot]!, route);
+    }
+    let batch = this.tables.get(route.table);
+    if (!batch) {
+      batch = new ColumnarTableBatch();
+      this.tables.set(route.table, batch);
+    }
+    batch.append(this.scanner, shape, seq, source, line, raw, rawStart, rawEnd);
+    return true;
+  }
+}
+
+/**
+ * Loads a table whose records all came through the fast path, or returns undefined (having
+ * written nothing that stays) when any rule needs the generic path.
+ */
+export async function loadTableColumnar(
+  deps: LoadDeps,
+  id: TableIdentifier,
+  batch: ColumnarTableBatch,
+): Promise<TableLoadResult | undefined> {
+  const cfg = deps.config;
+  const name = id.name;
+  const candidates = partitionCandidatesFor(cfg, name);
+  const batchType = batch.inferType(hintsFor(cfg, name), cfg.inference.detectTimestamps);
+  if (!batchType || batchType.fields.length === 0) return undefined;
+  const exists = await deps.catalog.tableExists(id);
+  if (exists) {
+    const base = await deps.catalog.loadTable(id);
+    const current = currentSchema(base.metadata);
+    try {
+      unionByName(
+        current,
+        fitToExisting(schemaStruct(current), batchType),
+        base.metadata['last-column-id'],
+        base.metadata['format-version'],
+      );
+    } catch (e) {
+      if (isFloeError(e, ErrorKind.SchemaIncompatible)) return undefined;
+      throw e;
+    }
+  }
+  const created = exists ? false : await createTable(deps, id, batchType, candidates);
+  try {
+    const committed = await commitStaged(deps, id, async (base, files) => {
+      const ev = evolve(base, batchType, candidates);
+      if (!supportsColumnar(ev.schema)) throw new UseGenericPath();
+      const columns = batch.toColumnar(ev.schema);
+      if (!columns) throw new UseGenericPath();
+      const dataFiles = await writeColumnarFiles(deps, base.metadata, ev.schema, ev.spec, columns, files);
+      return {
+        prepared: { updates: ev.updates, dataFiles, specId: ev.spec['spec-id'] },
+        rejected: [],
+        changes: ev.changes,
+        specChanged: ev.specChanged,
+      };
+    });
+    return tableResult(name, created, 0, committed, 'columnar');
+  } catch (e) {
+    if (e instanceof UseGenericPath) return undefined;
+    throw e;
+  }
+}
+
+/** Splits converted columns by partition and writes one Parquet file per partition (and size). */
+export async function writeColumnarFiles(
+  deps: LoadDeps,
+  m: TableMetadata,
+  schema: Schema,
+  spec: PartitionSpec,
+  columns: ColumnarBatch,
+  staged: string[],
+): Promise<DataFile[]> {
+  const n = columns.rowCount;
+  const byId = indexById(schema);
+  const fields = spec.fields.map((f) => {
+    const source = byId.get(f['source-id'])?.field;
+    if (!source || !isPrimitive(source.type)) throw new UseGenericPath();
+    return {
+      transform: parseTransform(f.transform),
+      type: source.type,
+      leaf: columns.leaves.get(f['source-id']),
+    };
+  });
+  const groups = partitionGroups(fields, n);
+  const maxRows = deps.maxRowsPerFile ?? 1_000_000;
+  const compression = codecOf(m);
+  const dataFiles: DataFile[] = [];
+  for (const g of groups) {
+    for (let i = 0; i < g.rows.length; i += maxRows) {
+      const rows = g.rows.slice(i, i + maxRows);
+      const part = groups.length === 1 && rows.length === n ? columns : gatherRows(columns, rows);
+      const file = writeColumnarDataFile(schema, part, { compression });
+      dataFiles.push(await putDataFile(deps, m, schema, spec, g.tuple, file, dataFiles.length, staged));
+    }
+  }
+  return dataFiles;
+}
+
+/** The fast path's records as generic records (re-parsed), when a table needs the generic path. */
+export function reparse(batch: ColumnarTableBatch): PendingRecord[] {
+  return batch.provenance.map((p) => ({ ...p, value: parseJsonRecord(p.raw) as Record<string, JsonValue> }));
+}
+
+export function mergeBySeq(a: PendingRecord[], b: PendingRecord[]): PendingRecord[] {
+  if (b.length === 0) return a;
+  if (a.length === 0) return b;
+  return [...a, ...b].sort((x, y) => x.seq - y.seq);
+}

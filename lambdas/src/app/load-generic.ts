@@ -1,0 +1,222 @@
+/**
+ * The generic (record by record) path of a load: the reference for every rule. Conflicting
+ * batches are screened against the table, values converted per record, bad records dead-lettered.
+ */
+
+import { hintsFor, partitionCandidatesFor } from '../config.ts';
+import { ErrorKind, isFloeError } from '../errors.ts';
+import type { DataFile } from '../iceberg/manifest/types.ts';
+import { partitionKey, partitionTuple } from '../iceberg/partitioning.ts';
+import { schemaStruct } from '../iceberg/schema.ts';
+import { unionByName } from '../iceberg/schema-evolution.ts';
+import { currentSchema } from '../iceberg/table-metadata.ts';
+import type { StructType } from '../iceberg/types.ts';
+import type { IcebergValue, Row } from '../iceberg/values.ts';
+import { writeDataFile } from '../parquet/index.ts';
+import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
+import { compileRowConverter, describeConvertFailure } from '../schema/convert.ts';
+import { fitToExisting } from '../schema/fit.ts';
+import { StructInferrer } from '../schema/infer.ts';
+import type { PreparedAppend } from './append.ts';
+import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
+
+import type { LoadDeps, PendingRecord, TableLoadResult } from './load-types.ts';
+import { codecOf, commitStaged, createTable, evolve, putDataFile, tableResult } from './table-staging.ts';
+
+export async function loadTable(
+  deps: LoadDeps,
+  id: TableIdentifier,
+  records: PendingRecord[],
+  reject: (d: DeadLetter) => Promise<void>,
+): Promise<TableLoadResult> {
+  const cfg = deps.config;
+  const name = id.name;
+  const hints = hintsFor(cfg, name);
+  const candidates = partitionCandidatesFor(cfg, name);
+  const screened = await screen(
+    deps,
+    id,
+    records,
+    new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps }),
+    () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps }),
+  );
+  let deadLetters = screened.rejected.length;
+  for (const d of screened.rejected) await reject(d);
+  const accepted = screened.accepted;
+  const batchType = screened.batchType;
+  if (accepted.length === 0) {
+    return {
+      table: name,
+      created: false,
+      rows: 0,
+      files: 0,
+      bytes: 0,
+      deadLetters,
+      schemaChanges: [],
+      specChanged: false,
+      attempts: 0,
+      path: 'generic',
+    };
+  }
+
+  let created = false;
+  if (!screened.exists) created = await createTable(deps, id, batchType, candidates);
+
+  const committed = await commitStaged(deps, id, (base, staged) =>
+    stage(deps, base, batchType, candidates, accepted, staged),
+  );
+  for (const d of committed.staged?.rejected ?? []) {
+    deadLetters++;
+    await reject(d);
+  }
+  return tableResult(name, created, deadLetters, committed, 'generic');
+}
+
+export interface Screened {
+  readonly accepted: PendingRecord[];
+  /** In input order. */
+  readonly rejected: DeadLetter[];
+  /** The accepted records' type, fitted to the table's existing columns. */
+  readonly batchType: StructType;
+  readonly exists: boolean;
+}
+
+/**
+ * Splits a table's records into those that can share one schema with the table and the rest.
+ * Fast path: one inference pass over the batch. Only when something conflicts is each record
+ * checked on its own against the table's schema first, so a bad record early in a batch cannot
+ * decide the column type and take the good ones down with it.
+ */
+export async function screen(
+  deps: LoadDeps,
+  id: TableIdentifier,
+  records: readonly PendingRecord[],
+  inferrer: StructInferrer,
+  newInferrer: () => StructInferrer,
+): Promise<Screened> {
+  const name = id.name;
+  const exists = await deps.catalog.tableExists(id);
+  const base = exists ? await deps.catalog.loadTable(id) : undefined;
+  const current = base ? currentSchema(base.metadata) : undefined;
+  const fitToTable = (t: StructType) => (current ? fitToExisting(schemaStruct(current), t) : t);
+  const joinsTable = (t: StructType): string | undefined => {
+    if (!base || !current) return undefined;
+    try {
+      unionByName(current, fitToTable(t), base.metadata['last-column-id'], base.metadata['format-version'], {
+        tableName: name,
+      });
+      return undefined;
+    } catch (e) {
+      if (!isFloeError(e, ErrorKind.SchemaIncompatible)) throw e;
+      return e.message;
+    }
+  };
+
+  let conflicted = false;
+  for (const r of records) {
+    if (inferrer.add(r.value)) {
+      conflicted = true;
+      break;
+    }
+  }
+  let accepted: PendingRecord[] = [...records];
+  const rejected: DeadLetter[] = [];
+  let batchType = fitToTable(inferrer.result());
+  if (conflicted || joinsTable(batchType) !== undefined) {
+    accepted = [];
+    const together = newInferrer();
+    for (const r of records) {
+      if (current) {
+        const one = newInferrer();
+        const own = one.add(r.value);
+        const why = own ? `table '${name}': ${own.message}` : joinsTable(one.result());
+        if (why !== undefined) {
+          rejected.push(deadLetterOf(r, DeadLetterReason.TypeConflict, why, name));
+          continue;
+        }
+      }
+      const clash = together.add(r.value);
+      if (clash)
+        rejected.push(
+          deadLetterOf(r, DeadLetterReason.TypeConflict, `table '${name}': ${clash.message}`, name),
+        );
+      else accepted.push(r);
+    }
+    batchType = fitToTable(together.result());
+  }
+  const columns = (current?.fields.length ?? 0) + batchType.fields.length;
+  if (columns === 0) {
+    // Nothing typed to write (only nulls / empty arrays / empty objects): keep the records.
+    for (const r of accepted) {
+      rejected.push(
+        deadLetterOf(
+          r,
+          DeadLetterReason.NoTypedValues,
+          `table '${name}': the record has no typed value to form a column`,
+          name,
+        ),
+      );
+    }
+    accepted = [];
+  }
+  rejected.sort((a, b) => order(a) - order(b));
+  return { accepted, rejected, batchType, exists };
+}
+
+export const seqOf = new WeakMap<DeadLetter, number>();
+function order(d: DeadLetter): number {
+  return seqOf.get(d) ?? 0;
+}
+
+/** Evolves schema and spec against `base`, converts rows, and writes one Parquet file per partition. */
+export async function stage(
+  deps: LoadDeps,
+  base: LoadedTable,
+  batchType: StructType,
+  candidates: readonly string[],
+  records: readonly PendingRecord[],
+  staged: string[],
+): Promise<{ prepared: PreparedAppend; rejected: DeadLetter[]; changes: string[]; specChanged: boolean }> {
+  const m = base.metadata;
+  const name = base.id.name;
+  const { schema, spec, updates, changes, specChanged } = evolve(base, batchType, candidates);
+  const convert = compileRowConverter(schema);
+  const rejected: DeadLetter[] = [];
+  const groups = new Map<string, { tuple: IcebergValue[]; rows: Row[] }>();
+  for (const r of records) {
+    const c = convert(r.value);
+    if (!c.ok) {
+      rejected.push(deadLetterOf(r, DeadLetterReason.InvalidValue, describeConvertFailure(name, c), name));
+      continue;
+    }
+    const tuple = partitionTuple(spec, schema, c.row);
+    const key = partitionKey(tuple);
+    let g = groups.get(key);
+    if (!g) {
+      g = { tuple, rows: [] };
+      groups.set(key, g);
+    }
+    g.rows.push(c.row);
+  }
+  const maxRows = deps.maxRowsPerFile ?? 1_000_000;
+  const dataFiles: DataFile[] = [];
+  const compression = codecOf(m);
+  for (const g of groups.values()) {
+    for (let i = 0; i < g.rows.length; i += maxRows) {
+      const file = writeDataFile(schema, g.rows.slice(i, i + maxRows), { compression });
+      dataFiles.push(await putDataFile(deps, m, schema, spec, g.tuple, file, dataFiles.length, staged));
+    }
+  }
+  return { prepared: { updates, dataFiles, specId: spec['spec-id'] }, rejected, changes, specChanged };
+}
+
+export function deadLetterOf(
+  r: PendingRecord,
+  reason: DeadLetter['reason'],
+  detail: string,
+  table: string,
+): DeadLetter {
+  const d: DeadLetter = { source: r.source, line: r.line, reason, detail, table, raw: r.raw };
+  seqOf.set(d, r.seq);
+  return d;
+}

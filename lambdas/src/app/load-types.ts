@@ -1,0 +1,80 @@
+/** Types of the batch load (`floe load`): inputs, dependencies, progress and results. */
+
+import type { FloeConfig } from '../config.ts';
+import type { JsonValue } from '../records/json-line.ts';
+import type { CommitDeps } from './append.ts';
+import type { DeadLetter } from './dead-letters.ts';
+
+export interface LoadSource {
+  /** Shown in progress output and dead letters (a file path). */
+  readonly name: string;
+  /** Lines one by one, or in batches (cheaper: one await per batch instead of per line). */
+  readonly lines?: Iterable<string> | AsyncIterable<string | readonly string[]>;
+  /**
+   * Or UTF-8 bytes in chunks that each end at a line boundary (the cheapest: clean records are
+   * scanned straight from the bytes, and only lines that need the generic path are decoded).
+   */
+  readonly chunks?: AsyncIterable<Uint8Array>;
+}
+
+export type LoadProgress =
+  | { readonly kind: 'read'; readonly source: string; readonly lines: number }
+  | { readonly kind: 'table-start'; readonly table: string; readonly records: number }
+  | { readonly kind: 'table-done'; readonly table: string; readonly result: TableLoadResult }
+  | { readonly kind: 'table-failed'; readonly table: string; readonly error: unknown };
+
+export interface LoadDeps extends CommitDeps {
+  readonly config: FloeConfig;
+  readonly onProgress?: (p: LoadProgress) => void;
+  /** Called for every rejected line, in input order within each table. */
+  readonly onDeadLetter: (d: DeadLetter) => void | Promise<void>;
+  /** Extra snapshot summary keys (e.g. `floe.load-id`). */
+  readonly summary?: Readonly<Record<string, string>>;
+  /** Rows per Parquet file within one partition (default 1,000,000). */
+  readonly maxRowsPerFile?: number;
+  /**
+   * Scan clean records straight into columns (default true). Off: every record takes the generic
+   * path. Both give the same tables; the switch exists for tests and as a safety valve.
+   */
+  readonly fastPath?: boolean;
+}
+
+export interface TableLoadResult {
+  readonly table: string;
+  readonly created: boolean;
+  readonly rows: number;
+  readonly files: number;
+  readonly bytes: number;
+  readonly deadLetters: number;
+  readonly schemaChanges: readonly string[];
+  readonly specChanged: boolean;
+  readonly snapshotId?: bigint;
+  readonly attempts: number;
+  /** Which ingest path staged the table: columnar (fast) or record by record (generic). */
+  readonly path: 'columnar' | 'generic';
+}
+
+export interface TableFailure {
+  readonly table: string;
+  /** Records routed to the table that were not committed. */
+  readonly records: number;
+  readonly error: unknown;
+}
+
+export interface LoadReport {
+  readonly lines: number;
+  readonly rows: number;
+  readonly deadLetters: Readonly<Record<string, number>>;
+  readonly tables: readonly TableLoadResult[];
+  /** Tables whose commit failed; empty when everything landed. */
+  readonly failures: readonly TableFailure[];
+}
+
+export interface PendingRecord {
+  /** Position in the whole input, for keeping dead letters in input order. */
+  readonly seq: number;
+  readonly source: string;
+  readonly line: number;
+  readonly raw: string;
+  readonly value: Record<string, JsonValue>;
+}
