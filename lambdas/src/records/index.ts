@@ -21,4 +21,12 @@ export {
   parseJsonRecord,
   splitLines,
 } from './json-line.ts';
+export {
+  batchItemFailures,
+  buildKinesisEvent,
+  type KinesisBatch,
+  type KinesisBatchRecord,
+  type KinesisEvent,
+  parseKinesisEvent,
+} from './kinesis-event.ts';
 export { type Shape, ShapeScanner, SlotKind } from './shape-scanner.ts';
