@@ -5,8 +5,9 @@
  * a typo never silently falls back to a default.
  *
  * This stage covers namespace, routing, inference, partitioning, table properties, format
- * version and target file size; later sections (stream format, keep/drop, consolidation,
- * type-conflict policy, commit and maintenance settings) extend {@link FloeConfig}.
+ * version, target file size, field lists (keep / drop / only) and guards; later sections (stream
+ * format, consolidation, type-conflict policy, commit and maintenance settings) extend
+ * {@link FloeConfig}.
  */
 import { ErrorKind, FloeError } from './errors.ts';
 import type { Schema } from './iceberg/schema.ts';
@@ -37,6 +38,50 @@ export interface PartitioningConfig {
   readonly tables: Readonly<Record<string, readonly string[]>>;
 }
 
+/**
+ * Field lists of one scope (global, or one table). At most one of the three per scope; paths are
+ * dotted column names (`metadata.source`) matched against each JSON key's column name (so
+ * `Metadata.Source` in the data is matched by `metadata.source`); a path runs through arrays into
+ * their object elements (`items.sku`).
+ *
+ * - `drop`: these paths are removed from every record before inference (no column appears).
+ * - `only`: every path not listed is removed; a listed path keeps its parents and everything
+ *   below it.
+ * - `keep`: these paths are required. The record is not changed, but one that lacks any of them
+ *   (absent, or `null`) is dead-lettered with reason `missing-kept-field`, so a table never
+ *   receives a row without its key fields.
+ */
+export interface FieldRules {
+  readonly keep?: readonly string[];
+  readonly drop?: readonly string[];
+  readonly only?: readonly string[];
+}
+
+/** Field lists: the global scope and per-table scopes; a table's scope replaces the global one. */
+export interface FieldsConfig extends FieldRules {
+  /** Per table; `{}` exempts a table from the global rules. */
+  readonly tables: Readonly<Record<string, FieldRules>>;
+}
+
+/**
+ * Guards against runaway input (DESIGN §3). Whatever a guard rejects is dead-lettered with a
+ * reason naming it (`guard-allow-tables`, `guard-max-tables`, `guard-max-columns`,
+ * `guard-max-depth`); the detail names the table and the limit.
+ */
+export interface GuardsConfig {
+  /**
+   * A regular expression (JavaScript syntax) every table name must match in full (it is anchored:
+   * `orders_.*` means `^(?:orders_.*)$`). Applies to every route, the default table included.
+   */
+  readonly allowTables?: string;
+  /** Tables the namespace may hold: existing ones plus those a load would create. */
+  readonly maxTables?: number;
+  /** Columns per table, nested fields included (existing columns count). */
+  readonly maxColumnsPerTable?: number;
+  /** Deepest object nesting in a record: `{a: 1}` is 1, `{a: {b: 1}}` is 2 (arrays add none). */
+  readonly maxNestingDepth?: number;
+}
+
 /** The whole configuration, defaults applied. */
 export interface FloeConfig {
   /** Glue database / S3 Tables namespace. Default `default`. */
@@ -50,6 +95,10 @@ export interface FloeConfig {
   readonly formatVersion: 2 | 3;
   /** Target data file size. Default 128 MiB. */
   readonly targetFileSizeBytes: number;
+  /** Keep / drop / only field lists; absent when none is configured. */
+  readonly fields?: FieldsConfig;
+  /** Guards; absent when none is configured. */
+  readonly guards?: GuardsConfig;
 }
 
 /** The sample's partition candidates. */
@@ -77,7 +126,12 @@ const TOP_KEYS = [
   'tableProperties',
   'formatVersion',
   'targetFileSizeBytes',
+  'fields',
+  'guards',
 ] as const;
+const FIELD_RULE_KEYS = ['keep', 'drop', 'only'] as const;
+const FIELDS_KEYS = [...FIELD_RULE_KEYS, 'tables'] as const;
+const GUARDS_KEYS = ['allowTables', 'maxTables', 'maxColumnsPerTable', 'maxNestingDepth'] as const;
 const ROUTING_KEYS = [
   'tableField',
   'routingField',
@@ -192,7 +246,112 @@ export function parseConfig(json: unknown): FloeConfig {
     ),
     formatVersion,
     targetFileSizeBytes,
+    ...optional('fields', parseFields(root.fields)),
+    ...optional('guards', parseGuards(root.guards)),
   };
+}
+
+function optional<K extends string, V>(key: K, v: V | undefined): { [P in K]?: V } {
+  return (v === undefined ? {} : { [key]: v }) as { [P in K]?: V };
+}
+
+function fieldRulesAt(scope: string, v: unknown, allowed: readonly string[]): FieldRules {
+  const o = objectAt(scope, v, allowed);
+  const given = FIELD_RULE_KEYS.filter((k) => o[k] !== undefined);
+  if (given.length > 1) {
+    invalid(
+      scope,
+      `'${given[0]}' and '${given[1]}' are mutually exclusive (at most one of keep, drop, only per scope)`,
+      Object.fromEntries(given.map((k) => [k, o[k]])),
+    );
+  }
+  const out: { keep?: string[]; drop?: string[]; only?: string[] } = {};
+  for (const k of given) {
+    const key = `${scope}.${k}`;
+    const list = stringListAt(key, o[k]);
+    if (list.length === 0) invalid(key, 'expected at least one field path', o[k]);
+    list.forEach((p, i) => {
+      if (p.length > 4096 || !p.split('.').every(isLegalColumnName))
+        invalid(`${key}[${i}]`, 'expected a dotted path of lower-case column names [a-z0-9_]', p);
+    });
+    out[k] = [...new Set(list)];
+  }
+  return out;
+}
+
+function parseFields(v: unknown): FieldsConfig | undefined {
+  if (v === undefined) return undefined;
+  const global = fieldRulesAt('fields', v, FIELDS_KEYS);
+  const o = v as Obj;
+  const tables: Record<string, FieldRules> = {};
+  if (o.tables !== undefined) {
+    for (const [table, rules] of Object.entries(objectAt('fields.tables', o.tables))) {
+      tableNameAt(`fields.tables.${table}`, table);
+      tables[table] = fieldRulesAt(`fields.tables.${table}`, rules, FIELD_RULE_KEYS);
+    }
+  }
+  return { ...global, tables };
+}
+
+function positiveIntAt(key: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0)
+    invalid(key, 'expected a positive integer', v);
+  return v;
+}
+
+function parseGuards(v: unknown): GuardsConfig | undefined {
+  if (v === undefined) return undefined;
+  const o = objectAt('guards', v, GUARDS_KEYS);
+  const out: {
+    allowTables?: string;
+    maxTables?: number;
+    maxColumnsPerTable?: number;
+    maxNestingDepth?: number;
+  } = {};
+  if (o.allowTables !== undefined) {
+    const src = stringAt('guards.allowTables', o.allowTables);
+    try {
+      anchoredRegExp(src);
+    } catch (e) {
+      invalid('guards.allowTables', `not a valid regular expression (${(e as Error).message})`, src);
+    }
+    out.allowTables = src;
+  }
+  if (o.maxTables !== undefined) out.maxTables = positiveIntAt('guards.maxTables', o.maxTables);
+  if (o.maxColumnsPerTable !== undefined)
+    out.maxColumnsPerTable = positiveIntAt('guards.maxColumnsPerTable', o.maxColumnsPerTable);
+  if (o.maxNestingDepth !== undefined)
+    out.maxNestingDepth = positiveIntAt('guards.maxNestingDepth', o.maxNestingDepth);
+  return out;
+}
+
+/** `guards.allowTables` compiled: the whole table name must match. */
+export function anchoredRegExp(source: string): RegExp {
+  return new RegExp(`^(?:${source})$`);
+}
+
+/** The field rules for `table`: its own scope if configured, else the global one. */
+export function fieldRulesFor(config: FloeConfig, table: string): FieldRules {
+  const f = config.fields;
+  if (f === undefined) return {};
+  return (
+    f.tables[table] ?? {
+      ...(f.keep ? { keep: f.keep } : {}),
+      ...(f.drop ? { drop: f.drop } : {}),
+      ...(f.only ? { only: f.only } : {}),
+    }
+  );
+}
+
+/** True when any field list or guard is configured (the load then takes the generic path only). */
+export function hasRecordRules(config: FloeConfig): boolean {
+  const f = config.fields;
+  const g = config.guards;
+  const scoped = (r: FieldRules) => r.keep !== undefined || r.drop !== undefined || r.only !== undefined;
+  return (
+    (f !== undefined && (scoped(f) || Object.values(f.tables).some(scoped))) ||
+    (g !== undefined && Object.values(g).some((x) => x !== undefined))
+  );
 }
 
 function parseRouting(v: unknown): RoutingConfig {

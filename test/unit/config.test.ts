@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  anchoredRegExp,
   DEFAULT_TABLE_PROPERTIES,
+  fieldRulesFor,
+  hasRecordRules,
   hintsFor,
   parseConfig,
   parsePartitionCandidate,
@@ -219,5 +222,88 @@ describe('partitionFieldsFor (the sample rule)', () => {
 
   it('no candidate present → unpartitioned', () => {
     expect(partitionFieldsFor(struct([field(1, 'x', T.string)]), ['event_date', 'region'])).toEqual([]);
+  });
+});
+
+describe('fields (keep / drop / only) and guards', () => {
+  it('absent by default; parsed with per-table scopes; a table scope replaces the global one', () => {
+    expect(parseConfig({}).fields).toBeUndefined();
+    expect(parseConfig({}).guards).toBeUndefined();
+    expect(hasRecordRules(parseConfig({}))).toBe(false);
+    const c = parseConfig({
+      fields: {
+        drop: ['secret', 'metadata.source', 'secret'],
+        tables: { audit_events: { only: ['id'] }, raw_events: {} },
+      },
+      guards: { allowTables: '[a-z]+_events', maxTables: 10, maxColumnsPerTable: 50, maxNestingDepth: 4 },
+    });
+    expect(c.fields).toEqual({
+      drop: ['secret', 'metadata.source'],
+      tables: { audit_events: { only: ['id'] }, raw_events: {} },
+    });
+    expect(c.guards).toEqual({
+      allowTables: '[a-z]+_events',
+      maxTables: 10,
+      maxColumnsPerTable: 50,
+      maxNestingDepth: 4,
+    });
+    expect(fieldRulesFor(c, 'order_events')).toEqual({ drop: ['secret', 'metadata.source'] });
+    expect(fieldRulesFor(c, 'audit_events')).toEqual({ only: ['id'] });
+    expect(fieldRulesFor(c, 'raw_events')).toEqual({});
+    expect(hasRecordRules(c)).toBe(true);
+    expect(hasRecordRules(parseConfig({ guards: {} }))).toBe(false);
+    expect(hasRecordRules(parseConfig({ fields: { keep: ['id'] } }))).toBe(true);
+  });
+
+  it('at most one of keep, drop, only per scope: the error names the scope and both keys', () => {
+    const g = configError({ fields: { keep: ['a'], drop: ['b'] } });
+    expect(g.message).toContain("config key 'fields'");
+    expect(g.message).toContain("'keep' and 'drop' are mutually exclusive");
+    const t = configError({ fields: { tables: { orders: { drop: ['a'], only: ['b'] } } } });
+    expect(t.message).toContain("config key 'fields.tables.orders'");
+    expect(t.message).toContain("'drop' and 'only'");
+    // Global and per-table scopes may differ.
+    expect(() => parseConfig({ fields: { keep: ['a'], tables: { orders: { drop: ['b'] } } } })).not.toThrow();
+  });
+
+  it.each([
+    [{ fields: [] }, "'fields'"],
+    [{ fields: { keep: 'a' } }, "'fields.keep'"],
+    [{ fields: { keep: [] } }, "'fields.keep'"],
+    [{ fields: { drop: ['a..b'] } }, "'fields.drop[0]'"],
+    [{ fields: { drop: ['ok', 'Upper'] } }, "'fields.drop[1]'"],
+    [{ fields: { only: ['../x'] } }, "'fields.only[0]'"],
+    [{ fields: { only: ["x'; DROP TABLE t; --"] } }, "'fields.only[0]'"],
+    [{ fields: { only: [''] } }, "'fields.only[0]'"],
+    [{ fields: { only: [7] } }, "'fields.only[0]'"],
+    [{ fields: { retain: ['a'] } }, "'fields.retain'"],
+    [{ fields: { tables: { '../x': { drop: ['a'] } } } }, "'fields.tables.../x'"],
+    [{ fields: { tables: { Orders: { drop: ['a'] } } } }, "'fields.tables.Orders'"],
+    [{ fields: { tables: { orders: { tables: {} } } } }, "'fields.tables.orders.tables'"],
+    [{ fields: { tables: { orders: ['a'] } } }, "'fields.tables.orders'"],
+    [{ guards: 5 }, "'guards'"],
+    [{ guards: { allowList: 'x' } }, "'guards.allowList'"],
+    [{ guards: { allowTables: '(' } }, "'guards.allowTables'"],
+    [{ guards: { allowTables: '[z-a]' } }, "'guards.allowTables'"],
+    [{ guards: { allowTables: '' } }, "'guards.allowTables'"],
+    [{ guards: { allowTables: 3 } }, "'guards.allowTables'"],
+    [{ guards: { maxTables: 0 } }, "'guards.maxTables'"],
+    [{ guards: { maxTables: -1 } }, "'guards.maxTables'"],
+    [{ guards: { maxTables: 1.5 } }, "'guards.maxTables'"],
+    [{ guards: { maxTables: '10' } }, "'guards.maxTables'"],
+    [{ guards: { maxColumnsPerTable: Number.POSITIVE_INFINITY } }, "'guards.maxColumnsPerTable'"],
+    [{ guards: { maxColumnsPerTable: 2 ** 60 } }, "'guards.maxColumnsPerTable'"],
+    [{ guards: { maxNestingDepth: null } }, "'guards.maxNestingDepth'"],
+    [{ guards: { maxNestingDepth: 0 } }, "'guards.maxNestingDepth'"],
+  ])('rejects %j naming %s', (json, key) => {
+    expect(configError(json).message).toContain(`config key ${key}`);
+  });
+
+  it('allowTables is anchored', () => {
+    const re = anchoredRegExp('order|click');
+    expect(re.test('order')).toBe(true);
+    expect(re.test('click')).toBe(true);
+    expect(re.test('orders')).toBe(false);
+    expect(re.test('xclick')).toBe(false);
   });
 });

@@ -13,6 +13,16 @@ export const DeadLetterReason = {
   UnknownSchemaVersion: 'unknown-schema-version',
   UnsupportedSchema: 'unsupported-schema',
   AvroDecodeFailed: 'avro-decode-failed',
+  /** `fields.keep`: a kept (required) field is absent or null. */
+  MissingKeptField: 'missing-kept-field',
+  /** `guards.allowTables`: the table name does not match the regex. */
+  GuardAllowTables: 'guard-allow-tables',
+  /** `guards.maxTables`: the record would create a table beyond the limit. */
+  GuardMaxTables: 'guard-max-tables',
+  /** `guards.maxColumnsPerTable`: the record would push the table's columns beyond the limit. */
+  GuardMaxColumns: 'guard-max-columns',
+  /** `guards.maxNestingDepth`: the record nests deeper than the limit. */
+  GuardMaxDepth: 'guard-max-depth',
 } as const;
 export type DeadLetterReason = (typeof DeadLetterReason)[keyof typeof DeadLetterReason];
 

@@ -3,7 +3,7 @@
  * without an object per record. Anything that needs the generic path's rules falls back to it.
  */
 
-import { type FloeConfig, hintsFor, partitionCandidatesFor } from '../config.ts';
+import { type FloeConfig, hasRecordRules, hintsFor, partitionCandidatesFor } from '../config.ts';
 import { ErrorKind, isFloeError } from '../errors.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
 import type { PartitionSpec } from '../iceberg/partition-spec.ts';
@@ -32,9 +32,14 @@ import {
   UseGenericPath,
 } from './table-staging.ts';
 
-/** The fast path routes by a plain top-level routing field only (templates need whole records). */
+/**
+ * The fast path routes by a plain top-level routing field only (templates need whole records),
+ * and does not apply field lists or guards: with any configured, every record takes the generic
+ * path (which applies them; see record-rules.ts).
+ */
 export function fastRouting(cfg: FloeConfig): boolean {
   return (
+    !hasRecordRules(cfg) &&
     cfg.routing.tableField === undefined &&
     cfg.routing.template === undefined &&
     !cfg.routing.routingField.includes('.')

@@ -1,3 +1,4 @@
+import { hasRecordRules } from '../config.ts';
 import { JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
 import { compileRouter } from '../routing/index.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
@@ -11,6 +12,7 @@ import type {
   TableFailure,
   TableLoadResult,
 } from './load-types.ts';
+import { RecordRules } from './record-rules.ts';
 
 export type {
   LoadDeps,
@@ -48,6 +50,8 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
     await deps.onDeadLetter(d);
   };
   const router = compileRouter(deps.config.routing);
+  // Field lists and guards: only the generic path applies them, so fastRouting is false then.
+  const rules = hasRecordRules(deps.config) ? await RecordRules.create(deps.config, deps.catalog) : undefined;
   const fast =
     deps.fastPath !== false && fastRouting(deps.config) ? new FastPath(deps.config, router) : undefined;
   let lines = 0;
@@ -79,11 +83,26 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
         });
         return;
       }
-      const obj = value as Record<string, JsonValue>;
+      let obj = value as Record<string, JsonValue>;
       const route = router(obj);
       if (!route.ok) {
         await reject({ source: src.name, line: n, reason: routeReason(route), detail: route.detail, raw });
         return;
+      }
+      if (rules) {
+        const checked = await rules.check(obj, route.table);
+        if (!checked.ok) {
+          await reject({
+            source: src.name,
+            line: n,
+            reason: checked.reason,
+            detail: checked.detail,
+            table: route.table,
+            raw,
+          });
+          return;
+        }
+        obj = checked.value;
       }
       let bucket = byTable.get(route.table);
       if (!bucket) {

@@ -1,0 +1,273 @@
+/**
+ * Field lists (keep / drop / only) and guards (allow-list regex, maxTables, maxColumnsPerTable,
+ * maxNestingDepth), applied to each routed record before it is grouped by table (DESIGN §3).
+ *
+ * Checks run in this order, the first failure dead-letters the record: `guard-allow-tables`,
+ * field projection (drop / only), `missing-kept-field`, `guard-max-depth`, `guard-max-tables`,
+ * `guard-max-columns`. A table counts against `maxTables` only once a record for it passed every
+ * other check; a record's columns count against `maxColumnsPerTable` only once it is admitted.
+ * Columns are counted from the record as conservatively as inference would add them (nested
+ * fields count; a key holding only nulls, empty arrays or empty objects adds none).
+ */
+
+import { anchoredRegExp, type FieldRules, type FloeConfig, fieldRulesFor } from '../config.ts';
+import { ErrorKind, isFloeError } from '../errors.ts';
+import type { Schema } from '../iceberg/schema.ts';
+import { currentSchema } from '../iceberg/table-metadata.ts';
+import type { IcebergType } from '../iceberg/types.ts';
+import type { Catalog } from '../ports/catalog.ts';
+import { JsonNumberText, type JsonObject, type JsonValue } from '../records/json-line.ts';
+import { columnNameOf } from '../schema/column-name.ts';
+import { DeadLetterReason } from './dead-letters.ts';
+
+export type RuleResult =
+  | { readonly ok: true; readonly value: Record<string, JsonValue> }
+  | { readonly ok: false; readonly reason: DeadLetterReason; readonly detail: string };
+
+function isObject(v: JsonValue | undefined): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JsonNumberText);
+}
+
+/** Dotted paths as a trie: `true` marks the end of a listed path. */
+type Trie = Map<string, Trie | true>;
+
+function trieOf(paths: readonly string[]): Trie {
+  const root: Trie = new Map();
+  for (const p of paths) {
+    let node = root;
+    const parts = p.split('.');
+    for (let i = 0; i < parts.length; i++) {
+      const k = parts[i]!;
+      const at = node.get(k);
+      if (at === true) break; // a parent is already listed whole
+      if (i === parts.length - 1) {
+        node.set(k, true);
+        break;
+      }
+      const next: Trie = at ?? new Map();
+      node.set(k, next);
+      node = next;
+    }
+  }
+  return root;
+}
+
+/** `v` with the paths in `trie` removed (drop) or kept alone (only); arrays are transparent. */
+function project(v: JsonValue, trie: Trie, only: boolean): JsonValue {
+  if (Array.isArray(v)) return v.map((e) => project(e, trie, only));
+  if (!isObject(v)) return only ? null : v; // `only` below a scalar: nothing listed is there
+  const out: Record<string, JsonValue> = {};
+  for (const key of Object.keys(v)) {
+    const name = columnNameOf(key);
+    const rule = name === undefined ? undefined : trie.get(name);
+    const x = v[key]!;
+    if (rule === true) {
+      if (only) put(out, key, x);
+    } else if (rule === undefined) {
+      if (!only) put(out, key, x);
+    } else {
+      put(out, key, project(x, rule, only));
+    }
+  }
+  return out;
+}
+
+/** `o[key] = v`, but an own `__proto__` key stays data (as the JSON parser stores it). */
+function put(o: Record<string, JsonValue>, key: string, v: JsonValue): void {
+  if (key === '__proto__') {
+    Object.defineProperty(o, key, { value: v, enumerable: true, writable: true, configurable: true });
+  } else o[key] = v;
+}
+
+/** Whether `v` has a typed (non-null) value at `parts` (through arrays: any element). */
+function hasValueAt(v: JsonValue | undefined, parts: readonly string[], i: number): boolean {
+  if (v === undefined || v === null) return false;
+  if (i === parts.length) return !(Array.isArray(v) && v.length === 0);
+  if (Array.isArray(v)) return v.some((e) => hasValueAt(e, parts, i));
+  if (!isObject(v)) return false;
+  for (const key of Object.keys(v)) {
+    if (columnNameOf(key) === parts[i] && hasValueAt(v[key], parts, i + 1)) return true;
+  }
+  return false;
+}
+
+/** Deepest object nesting: `{}` and `{a: 1}` are 1, `{a: {b: 1}}` is 2; arrays add none. */
+export function nestingDepth(v: JsonValue): number {
+  if (Array.isArray(v)) {
+    let d = 0;
+    for (const e of v) d = Math.max(d, nestingDepth(e));
+    return d;
+  }
+  if (!isObject(v)) return 0;
+  let d = 0;
+  for (const key of Object.keys(v)) d = Math.max(d, nestingDepth(v[key]!));
+  return 1 + d;
+}
+
+/** Adds to `out` the column paths a record would give (nested fields included). Returns whether any. */
+export function columnPathsOf(v: JsonValue, prefix: string, out: Set<string>): boolean {
+  if (Array.isArray(v)) {
+    let any = false;
+    for (const e of v) if (columnPathsOf(e, prefix, out)) any = true;
+    return any;
+  }
+  if (v === null) return false;
+  if (!isObject(v)) return true;
+  let any = false;
+  for (const key of Object.keys(v)) {
+    const name = columnNameOf(key);
+    if (name === undefined) continue;
+    const path = prefix === '' ? name : `${prefix}.${name}`;
+    if (columnPathsOf(v[key]!, path, out)) {
+      out.add(path);
+      any = true;
+    }
+  }
+  return any;
+}
+
+/** Every field path of an Iceberg schema (lists and maps transparent). */
+export function schemaColumnPaths(schema: Schema): Set<string> {
+  const out = new Set<string>();
+  const walk = (t: IcebergType, prefix: string) => {
+    if (t.kind === 'struct') {
+      for (const f of t.fields) {
+        const path = prefix === '' ? f.name : `${prefix}.${f.name}`;
+        out.add(path);
+        walk(f.type, path);
+      }
+    } else if (t.kind === 'list') walk(t.element, prefix);
+    else if (t.kind === 'map') {
+      walk(t.key, prefix);
+      walk(t.value, prefix);
+    }
+  };
+  walk({ kind: 'struct', fields: schema.fields } as IcebergType, '');
+  return out;
+}
+
+interface CompiledFields {
+  readonly keep?: readonly string[][];
+  readonly drop?: Trie;
+  readonly only?: Trie;
+}
+
+function compileFields(r: FieldRules): CompiledFields {
+  return {
+    ...(r.keep ? { keep: r.keep.map((p) => p.split('.')) } : {}),
+    ...(r.drop ? { drop: trieOf(r.drop) } : {}),
+    ...(r.only ? { only: trieOf(r.only) } : {}),
+  };
+}
+
+/** Field lists and guards for one load; create with {@link RecordRules.create}. */
+export class RecordRules {
+  private readonly allow: RegExp | undefined;
+  private readonly fields = new Map<string, CompiledFields>();
+  /** Tables the namespace holds or this load will create (only tracked with maxTables). */
+  private readonly tables: Set<string>;
+  /** Column paths per table: the existing schema's plus those of admitted records. */
+  private readonly columns = new Map<string, Set<string>>();
+
+  private constructor(
+    private readonly cfg: FloeConfig,
+    private readonly catalog: Catalog,
+    existing: readonly string[],
+  ) {
+    const g = cfg.guards;
+    this.allow = g?.allowTables === undefined ? undefined : anchoredRegExp(g.allowTables);
+    this.tables = new Set(existing);
+  }
+
+  static async create(cfg: FloeConfig, catalog: Catalog): Promise<RecordRules> {
+    let existing: string[] = [];
+    if (cfg.guards?.maxTables !== undefined) {
+      try {
+        existing = await catalog.listTables(cfg.namespace);
+      } catch (e) {
+        if (!isFloeError(e, ErrorKind.NotFound)) throw e; // no namespace yet: no tables
+      }
+    }
+    return new RecordRules(cfg, catalog, existing);
+  }
+
+  private fieldsFor(table: string): CompiledFields {
+    let f = this.fields.get(table);
+    if (f === undefined) {
+      f = compileFields(fieldRulesFor(this.cfg, table));
+      this.fields.set(table, f);
+    }
+    return f;
+  }
+
+  private async columnsOf(table: string): Promise<Set<string>> {
+    let c = this.columns.get(table);
+    if (c === undefined) {
+      const id = { namespace: this.cfg.namespace, name: table };
+      c = (await this.catalog.tableExists(id))
+        ? schemaColumnPaths(currentSchema((await this.catalog.loadTable(id)).metadata))
+        : new Set<string>();
+      this.columns.set(table, c);
+    }
+    return c;
+  }
+
+  /** Applies every rule to a record routed to `table`. */
+  async check(record: Record<string, JsonValue>, table: string): Promise<RuleResult> {
+    const g = this.cfg.guards;
+    if (this.allow !== undefined && !this.allow.test(table)) {
+      return fail(
+        DeadLetterReason.GuardAllowTables,
+        `guard allowTables: table '${table}' does not match /^(?:${g?.allowTables})$/`,
+      );
+    }
+    const f = this.fieldsFor(table);
+    let value = record;
+    if (f.drop) value = project(value, f.drop, false) as Record<string, JsonValue>;
+    if (f.only) value = project(value, f.only, true) as Record<string, JsonValue>;
+    if (f.keep) {
+      const missing = f.keep.filter((p) => !hasValueAt(value, p, 0));
+      if (missing.length > 0) {
+        return fail(
+          DeadLetterReason.MissingKeptField,
+          `table '${table}': kept field ${missing.map((p) => p.join('.')).join(', ')} missing or null (fields keep)`,
+        );
+      }
+    }
+    if (g?.maxNestingDepth !== undefined) {
+      const depth = nestingDepth(value);
+      if (depth > g.maxNestingDepth) {
+        return fail(
+          DeadLetterReason.GuardMaxDepth,
+          `guard maxNestingDepth: table '${table}': record nests ${depth} levels, limit ${g.maxNestingDepth}`,
+        );
+      }
+    }
+    const newTable = g?.maxTables !== undefined && !this.tables.has(table);
+    if (newTable && this.tables.size >= g.maxTables!) {
+      return fail(
+        DeadLetterReason.GuardMaxTables,
+        `guard maxTables: table '${table}' would be table ${this.tables.size + 1} in namespace '${this.cfg.namespace}', limit ${g.maxTables}`,
+      );
+    }
+    if (g?.maxColumnsPerTable !== undefined) {
+      const have = await this.columnsOf(table);
+      const mine = new Set<string>();
+      columnPathsOf(value, '', mine);
+      const added = [...mine].filter((p) => !have.has(p));
+      if (have.size + added.length > g.maxColumnsPerTable) {
+        return fail(
+          DeadLetterReason.GuardMaxColumns,
+          `guard maxColumnsPerTable: table '${table}' would have ${have.size + added.length} columns, limit ${g.maxColumnsPerTable}`,
+        );
+      }
+      for (const p of added) have.add(p);
+    }
+    if (newTable) this.tables.add(table);
+    return { ok: true, value };
+  }
+}
+
+function fail(reason: DeadLetterReason, detail: string): RuleResult {
+  return { ok: false, reason, detail };
+}
