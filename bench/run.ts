@@ -3,7 +3,7 @@
  * 200,000 mixed sample events, next to DuckDB converting the same NDJSON to Parquet on one
  * thread, in the same run. Target: Floe ≥ 0.5 × DuckDB rows/s.
  *
- * Options (env): BENCH_EVENTS (default 200000), BENCH_SEED (default 7), BENCH_RUNS (default 3),
+ * Options (env): BENCH_EVENTS (default 200000), BENCH_SEED (default 7), BENCH_RUNS (default 5),
  * BENCH_UNPARTITIONED=1 (no partition candidates).
  */
 import { promises as fs } from 'node:fs';
@@ -20,7 +20,7 @@ import { duckdbNdjsonToParquet } from './duckdb-baseline.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
 const SEED = Number(process.env.BENCH_SEED ?? 7);
-const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const UNPARTITIONED = process.env.BENCH_UNPARTITIONED === '1';
 
 async function writeInput(path: string): Promise<number> {
