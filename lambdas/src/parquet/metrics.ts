@@ -11,13 +11,7 @@
  * - NaN counts only for float/double leaves (including 0), and NaN is never a bound;
  * - string and binary bounds are truncated to `truncateLength` (default 16, Java's `truncate(16)`).
  */
-import {
-  compareBytes,
-  compareStrings,
-  toBinary,
-  truncateLowerBound,
-  truncateUpperBound,
-} from '../iceberg/conversions.ts';
+import { compareBytes, toBinary, truncateLowerBound, truncateUpperBound } from '../iceberg/conversions.ts';
 import type { PrimitiveType } from '../iceberg/types.ts';
 import type { IcebergValue } from '../iceberg/values.ts';
 
@@ -62,20 +56,6 @@ export interface DataFileMetrics {
   readonly lowerBounds: Map<number, Uint8Array>;
   readonly upperBounds: Map<number, Uint8Array>;
   readonly splitOffsets: bigint[];
-}
-
-/**
- * Exact min/max for a string column under code-point order. Only needed when the column holds
- * astral characters: otherwise JS `<` (UTF-16 order) already agrees with code-point order.
- */
-export function exactStringBounds(values: readonly string[]): { min?: string; max?: string } {
-  let min: string | undefined;
-  let max: string | undefined;
-  for (const v of values) {
-    if (min === undefined || compareStrings(v, min) < 0) min = v;
-    if (max === undefined || compareStrings(v, max) > 0) max = v;
-  }
-  return min === undefined || max === undefined ? {} : { min, max };
 }
 
 /** Byte-order min/max update for binary and fixed values. */
