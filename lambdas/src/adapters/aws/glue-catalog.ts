@@ -26,7 +26,6 @@
  * AlreadyExists, throttling / 5xx / network → Unexpected with `retryable: true`, other 4xx →
  * Unexpected, not retryable.
  */
-import { gunzipSync } from 'node:zlib';
 import {
   type Column,
   CreateDatabaseCommand,
@@ -42,12 +41,16 @@ import {
 import { ErrorKind, FloeError } from '../../errors.ts';
 import type { Schema } from '../../iceberg/schema.ts';
 import type { TableMetadata } from '../../iceberg/table-metadata.ts';
-import { currentSchema, parseTableMetadata, serializeTableMetadata } from '../../iceberg/table-metadata.ts';
+import { currentSchema, serializeTableMetadata } from '../../iceberg/table-metadata.ts';
 import type { IcebergType, NestedField } from '../../iceberg/types.ts';
 import type { Catalog, LoadedTable, TableIdentifier } from '../../ports/catalog.ts';
 import { tableIdToString } from '../../ports/catalog.ts';
 import type { Ids } from '../../ports/clock.ts';
 import type { ObjectStore } from '../../ports/object-store.ts';
+import { deleteQuietly, parseMetadataVersion, readMetadata } from '../metadata-files.ts';
+
+export { parseMetadataVersion, readMetadata };
+
 import { conflict, isRetryable, mayHaveApplied, messageOf, nameOf } from './sdk-errors.ts';
 
 export const TABLE_TYPE_PROP = 'table_type';
@@ -432,56 +435,12 @@ function isIcebergTable(t: GlueTable): boolean {
 
 // ---- metadata files ----
 
-const JAVA_VERSION = /^(\d+)-[^/]*$/;
-const HADOOP_VERSION = /^v(\d+)\.(?:gz\.)?metadata\.json(?:\.gz)?$/;
-
-/**
- * Version number of a metadata file name: `00042-<uuid>.metadata.json` → 42 (also `v42.metadata.json`
- * of a file-catalog table); -1 when it has none, so the next file is `00000-…` (Java `parseVersion`).
- */
-export function parseMetadataVersion(uri: string): number {
-  const file = uri.slice(uri.lastIndexOf('/') + 1);
-  const m = JAVA_VERSION.exec(file) ?? HADOOP_VERSION.exec(file);
-  return m ? Number(m[1]) : -1;
-}
-
 /** `<location>/metadata/<NNNNN>-<uuid>.metadata.json`, or under `write.metadata.path` when set. */
 export function metadataFileUri(metadata: TableMetadata, version: number, uuid: string): string {
   const dir = (
     metadata.properties['write.metadata.path'] ?? `${metadata.location.replace(/\/+$/, '')}/metadata`
   ).replace(/\/+$/, '');
   return `${dir}/${String(version).padStart(5, '0')}-${uuid}.metadata.json`;
-}
-
-/** Reads and parses a metadata file (gzip-compressed ones too). */
-export async function readMetadata(
-  store: ObjectStore,
-  uri: string,
-  id: TableIdentifier,
-): Promise<TableMetadata> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await store.get(uri);
-  } catch (e) {
-    if (e instanceof FloeError && e.kind === ErrorKind.NotFound) {
-      throw new FloeError(
-        ErrorKind.DataInvalid,
-        `table ${tableIdToString(id)}: current metadata file ${uri} is missing`,
-        { cause: e, context: { table: tableIdToString(id), uri } },
-      );
-    }
-    throw e;
-  }
-  if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = gunzipSync(bytes);
-  return parseTableMetadata(new TextDecoder().decode(bytes), uri);
-}
-
-async function deleteQuietly(store: ObjectStore, uri: string): Promise<void> {
-  try {
-    await store.delete(uri);
-  } catch {
-    // Best effort: an orphan metadata file is harmless (never referenced) and orphan-file cleanup finds it.
-  }
 }
 
 // ---- names and errors ----

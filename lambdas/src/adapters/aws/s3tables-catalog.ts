@@ -32,7 +32,6 @@
  * unreferenced-file removal collects it). An unknown outcome (5xx, network, SDK retries) is
  * resolved by re-reading the pointer, as in the Glue catalog.
  */
-import { gunzipSync } from 'node:zlib';
 import {
   CreateNamespaceCommand,
   CreateTableCommand,
@@ -45,11 +44,12 @@ import {
 } from '@aws-sdk/client-s3tables';
 import { ErrorKind, FloeError } from '../../errors.ts';
 import type { TableMetadata } from '../../iceberg/table-metadata.ts';
-import { parseTableMetadata, serializeTableMetadata } from '../../iceberg/table-metadata.ts';
+import { serializeTableMetadata } from '../../iceberg/table-metadata.ts';
 import type { Catalog, LoadedTable, TableIdentifier } from '../../ports/catalog.ts';
 import { tableIdToString } from '../../ports/catalog.ts';
 import type { Ids } from '../../ports/clock.ts';
 import type { ObjectStore } from '../../ports/object-store.ts';
+import { deleteQuietly, parseMetadataVersion, readMetadata } from '../metadata-files.ts';
 import { conflict, isRetryable, mayHaveApplied, messageOf, nameOf } from './sdk-errors.ts';
 
 const NAME = /^[a-z0-9](?:[a-z0-9_]{0,253}[a-z0-9])?$/;
@@ -348,41 +348,8 @@ export class S3TablesCatalog implements Catalog {
 
 // ---- metadata files ----
 
-/** `00042-<uuid>.metadata.json` → 42 (`v42.metadata.json` too); -1 without a number (Java). */
-function parseMetadataVersion(uri: string): number {
-  const file = uri.slice(uri.lastIndexOf('/') + 1);
-  const m = /^(\d+)-[^/]*$/.exec(file) ?? /^v(\d+)\.(?:gz\.)?metadata\.json(?:\.gz)?$/.exec(file);
-  return m ? Number(m[1]) : -1;
-}
-
 function metadataFileUri(warehouseLocation: string, version: number, uuid: string): string {
   return `${warehouseLocation}/metadata/${String(Math.max(0, version)).padStart(5, '0')}-${uuid}.metadata.json`;
-}
-
-async function readMetadata(store: ObjectStore, uri: string, id: TableIdentifier): Promise<TableMetadata> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await store.get(uri);
-  } catch (e) {
-    if (e instanceof FloeError && e.kind === ErrorKind.NotFound) {
-      throw new FloeError(
-        ErrorKind.DataInvalid,
-        `table ${tableIdToString(id)}: current metadata file ${uri} is missing`,
-        { cause: e, context: { table: tableIdToString(id), uri } },
-      );
-    }
-    throw e;
-  }
-  if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = gunzipSync(bytes);
-  return parseTableMetadata(new TextDecoder().decode(bytes), uri);
-}
-
-async function deleteQuietly(store: ObjectStore, uri: string): Promise<void> {
-  try {
-    await store.delete(uri);
-  } catch {
-    // Best effort: never referenced, and S3 Tables' unreferenced-file removal deletes it anyway.
-  }
 }
 
 // ---- names and errors ----
