@@ -84,6 +84,8 @@ export interface GuardsConfig {
 
 /** The whole configuration, defaults applied. */
 export interface FloeConfig {
+  /** What stream records hold: JSON objects (default), or Avro framed by the Glue Schema Registry. */
+  readonly format: 'json' | 'avro-gsr';
   /** Glue database / S3 Tables namespace. Default `default`. */
   readonly namespace: string;
   readonly routing: RoutingConfig;
@@ -119,6 +121,7 @@ export const DEFAULT_TABLE_PROPERTIES: Readonly<Record<string, string>> = Object
 });
 
 const TOP_KEYS = [
+  'format',
   'namespace',
   'routing',
   'inference',
@@ -218,6 +221,13 @@ export function parseConfig(json: unknown): FloeConfig {
       invalid('namespace', "must not start with 'aws' (reserved by S3 Tables)", root.namespace);
   }
 
+  let format: FloeConfig['format'] = 'json';
+  if (root.format !== undefined) {
+    if (root.format !== 'json' && root.format !== 'avro-gsr')
+      invalid('format', "expected 'json' or 'avro-gsr'", root.format);
+    format = root.format;
+  }
+
   let formatVersion: 2 | 3 = 2;
   if (root.formatVersion !== undefined) {
     if (root.formatVersion !== 2 && root.formatVersion !== 3)
@@ -235,6 +245,7 @@ export function parseConfig(json: unknown): FloeConfig {
   }
 
   return {
+    format,
     namespace,
     routing: parseRouting(root.routing),
     inference: parseInference(root.inference),

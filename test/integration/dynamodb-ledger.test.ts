@@ -1,7 +1,9 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLedgerTable, DynamoLedger } from '../../lambdas/src/adapters/aws/dynamodb-ledger.ts';
+import { createLedgerTable, DynamoLedger, shardPk } from '../../lambdas/src/adapters/aws/dynamodb-ledger.ts';
 import { ErrorKind, FloeError, isFloeError } from '../../lambdas/src/errors.ts';
+import { dataFileFromJson, dataFileToJson } from '../../lambdas/src/iceberg/manifest/data-file-json.ts';
+import { DataFileContent } from '../../lambdas/src/iceberg/manifest/types.ts';
 import type { Clock } from '../../lambdas/src/ports/clock.ts';
 import { type LedgerEntry, padSequence, unbrokenRun } from '../../lambdas/src/ports/ledger.ts';
 import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
@@ -340,6 +342,70 @@ describe('DynamoLedger', () => {
     expect(err.kind).toBe(ErrorKind.Unexpected);
     expect(err.retryable).toBe(true);
     expect(err.context.awsError).toBe('ProvisionedThroughputExceededException');
+  });
+
+  it('carries a file DataFile descriptor through append and read', async () => {
+    const { ledger } = await freshLedger();
+    const [plain] = chain('orders', 1) as [LedgerEntry];
+    const uri = plain.files[0]!.uri;
+    const dataFile = dataFileToJson({
+      content: DataFileContent.DATA,
+      file_path: uri,
+      file_format: 'PARQUET',
+      partition: [19_000, null, 7n, Number.NaN],
+      record_count: 2n,
+      file_size_in_bytes: 100n,
+      value_counts: new Map([
+        [1, 2n],
+        [2, 2n],
+      ]),
+      lower_bounds: new Map([[1, new Uint8Array([0x00, 0xff])]]),
+    });
+    const e1: LedgerEntry = { ...plain, files: [{ ...plain.files[0]!, dataFile }] };
+    expect(await ledger.appendEntry(e1)).toBe('appended');
+    const [stored] = await ledger.entriesAfter('orders', SHARD, null, 10);
+    expect(stored!.files[0]!.dataFile).toBe(dataFile);
+    expect(stored).toEqual(e1);
+    expect(dataFileFromJson(stored!.files[0]!.dataFile!).file_path).toBe(uri);
+    // Re-reading the entry item rather than the tail's copy: append a successor, then read both.
+    const e2 = entry('orders', seq(11), seq(15), e1.lastSequence);
+    expect(await ledger.appendEntry(e2)).toBe('appended');
+    expect(await ledger.entriesAfter('orders', SHARD, null, 10)).toEqual([e1, e2]);
+    expect((await ledger.entriesAfter('orders', SHARD, null, 10))[1]!.files[0]).not.toHaveProperty(
+      'dataFile',
+    );
+    // Re-appending the identical entry is a retry; without the descriptor it is different content.
+    expect(await ledger.appendEntry({ ...e1, createdAtMs: e1.createdAtMs + 1000 })).toBe('already-present');
+    const err = await rejection(ledger.appendEntry(plain));
+    expect(err.kind).toBe(ErrorKind.CommitConflict);
+    expect(err.context.reason).toBe('different-content');
+  });
+
+  it('treats a tail written without the dataFile field like one with dataFile null', async () => {
+    const { ledger, tableName } = await freshLedger();
+    const [e1] = chain('orders', 1) as [LedgerEntry];
+    await ledger.appendEntry(e1);
+    // Rewrite the tail's copy in the format of a ledger from before descriptors were carried.
+    const legacy = JSON.stringify({
+      table: e1.table,
+      shardId: e1.shardId,
+      firstSequence: e1.firstSequence,
+      lastSequence: e1.lastSequence,
+      previousLastSequence: e1.previousLastSequence,
+      records: e1.records,
+      files: e1.files.map((f) => ({ ...f, schemaId: f.schemaId ?? null, specId: f.specId ?? null })),
+    });
+    expect(legacy).not.toContain('dataFile');
+    await client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: shardPk(SHARD) }, sk: { S: 'T#orders' } },
+        UpdateExpression: 'SET entry = :e',
+        ExpressionAttributeValues: { ':e': { S: legacy } },
+      }),
+    );
+    expect(await ledger.entriesAfter('orders', SHARD, null, 10)).toEqual([e1]);
+    expect(await ledger.appendEntry(e1)).toBe('already-present');
   });
 
   it('creates the table idempotently', async () => {

@@ -28,6 +28,7 @@ describe('parseConfig defaults', () => {
   it('an empty config gives the documented defaults', () => {
     const c = parseConfig({});
     expect(c).toEqual({
+      format: 'json',
       namespace: 'default',
       routing: { routingField: 'event_type', suffix: '_events', defaultTable: 'unknown_events' },
       inference: { hints: {}, detectTimestamps: true },
@@ -95,6 +96,7 @@ describe('parseConfig errors name the key and the value', () => {
     [{ namespace: 'aws_data' }, "config key 'namespace': must not start with 'aws'"],
     [{ namespace: '' }, 'config key \'namespace\': expected a non-empty string, got ""'],
     [{ formatVersion: 4 }, "config key 'formatVersion': expected 2 or 3, got 4"],
+    [{ format: 'avro' }, "config key 'format': expected 'json' or 'avro-gsr', got \"avro\""],
     [{ targetFileSizeBytes: -1 }, "config key 'targetFileSizeBytes': expected a positive integer, got -1"],
     [{ routing: { suffix: '_Events' } }, "config key 'routing.suffix'"],
     [{ routing: { suffix: 'events_' } }, "config key 'routing.suffix'"],

@@ -41,6 +41,31 @@ export interface PreparedAppend {
   /** Data files written with the evolved schema's field ids and the spec below. */
   readonly dataFiles: readonly DataFile[];
   readonly specId: number;
+  /**
+   * Files written earlier under other (older) specs of the table, by spec id: e.g. files an ingest
+   * staged before the committer evolved the spec. Each spec gets its own manifest.
+   */
+  readonly otherSpecFiles?: ReadonlyMap<number, readonly DataFile[]>;
+  /** Snapshot summary properties of this attempt (e.g. the commit watermark's location). */
+  readonly summary?: Readonly<Record<string, string>>;
+}
+
+/** Every data file of a prepared append, by partition spec id. */
+export function filesBySpec(p: PreparedAppend): Map<number, readonly DataFile[]> {
+  const out = new Map<number, DataFile[]>();
+  const add = (specId: number, files: readonly DataFile[]) => {
+    if (files.length === 0) return;
+    const list = out.get(specId) ?? [];
+    list.push(...files);
+    out.set(specId, list);
+  };
+  add(p.specId, p.dataFiles);
+  for (const [specId, files] of p.otherSpecFiles ?? []) add(specId, files);
+  return out;
+}
+
+function allFiles(p: PreparedAppend): DataFile[] {
+  return [...filesBySpec(p).values()].flat();
 }
 
 export interface AppendRequest {
@@ -68,37 +93,39 @@ export async function commitAppend(deps: CommitDeps, req: AppendRequest): Promis
   const maxAttempts = req.maxAttempts ?? DEFAULT_ATTEMPTS;
   const io: ManifestIo = { store: deps.store, ids: deps.ids };
   let stagedFor: PreparedAppend | undefined;
-  let stagedManifest: ManifestFile | undefined;
+  let stagedManifests: ManifestFile[] = [];
   // One snapshot id for every attempt (as Java's SnapshotProducer): retries replace, never add.
   const snapshotId = deps.ids.snapshotId();
   for (let attempt = 1; ; attempt++) {
     const base = await deps.catalog.loadTable(req.table);
     const prepared = await req.prepare(base);
-    if (prepared.dataFiles.length === 0 && prepared.updates.length === 0) {
+    const added = allFiles(prepared);
+    if (added.length === 0 && prepared.updates.length === 0) {
       return { table: base, attempts: attempt };
     }
     const evolved = applyUpdates(base.metadata, [...prepared.updates], { nowMs: deps.clock.nowMs() });
     if (stagedFor !== prepared) {
       stagedFor = prepared;
-      stagedManifest =
-        prepared.dataFiles.length === 0
-          ? undefined
-          : await writeDataManifest(io, evolved, prepared.specId, prepared.dataFiles, snapshotId);
+      stagedManifests = [];
+      for (const [specId, files] of filesBySpec(prepared)) {
+        stagedManifests.push(await writeDataManifest(io, evolved, specId, files, snapshotId));
+      }
     }
     const attemptFiles: string[] = [];
     try {
       const snapshot =
-        stagedManifest === undefined
+        stagedManifests.length === 0
           ? undefined
           : await buildSnapshot(
               io,
               evolved,
-              stagedManifest,
-              prepared,
+              stagedManifests,
+              added,
               snapshotId,
               deps.clock.nowMs(),
               attempt,
               req,
+              prepared.summary,
               attemptFiles,
             );
       const updates: TableUpdate[] = [...prepared.updates];
@@ -138,12 +165,13 @@ export async function commitAppend(deps: CommitDeps, req: AppendRequest): Promis
 async function buildSnapshot(
   io: ManifestIo,
   meta: TableMetadata,
-  newManifest: ManifestFile,
-  prepared: PreparedAppend,
+  newManifests: readonly ManifestFile[],
+  added: readonly DataFile[],
   snapshotId: bigint,
   nowMs: number,
   attempt: number,
   req: AppendRequest,
+  summaryExtra: Readonly<Record<string, string>> | undefined,
   attemptFiles: string[],
 ): Promise<Snapshot> {
   const parent = currentSnapshot(meta);
@@ -151,14 +179,16 @@ async function buildSnapshot(
   const existing = parent ? await readManifestList(io, meta, parent) : [];
   const merged = await mergeManifests(io, meta, existing, snapshotId, sequenceNumber);
   attemptFiles.push(...merged.written);
-  // The new manifest was written before the sequence number was known: stamp it now.
-  const stamped: ManifestFile = {
-    ...newManifest,
-    sequence_number: sequenceNumber,
-    min_sequence_number: sequenceNumber,
-    added_snapshot_id: snapshotId,
-  };
-  const manifests = [stamped, ...merged.manifests];
+  // The new manifests were written before the sequence number was known: stamp them now.
+  const stamped = newManifests.map(
+    (m): ManifestFile => ({
+      ...m,
+      sequence_number: sequenceNumber,
+      min_sequence_number: sequenceNumber,
+      added_snapshot_id: snapshotId,
+    }),
+  );
+  const manifests = [...stamped, ...merged.manifests];
   const v3 = meta['format-version'] >= 3;
   const firstRowId = v3 ? (meta['next-row-id'] ?? 0n) : undefined;
   const list = await writeManifestList(io, meta, {
@@ -170,13 +200,14 @@ async function buildSnapshot(
     attempt,
   });
   attemptFiles.push(list.location);
-  const summary = summarize('append', { added: [...prepared.dataFiles], removed: [] }, parent?.summary, {
+  const summary = summarize('append', { added: [...added], removed: [] }, parent?.summary, {
     ...(req.summary ?? {}),
-    'manifests-created': String(1 + merged.created),
+    ...(summaryExtra ?? {}),
+    'manifests-created': String(stamped.length + merged.created),
     'manifests-kept': String(merged.kept),
     'manifests-replaced': String(merged.replaced),
   });
-  const addedRows = prepared.dataFiles.reduce((n, f) => n + f.record_count, 0n);
+  const addedRows = added.reduce((n, f) => n + f.record_count, 0n);
   return {
     'snapshot-id': snapshotId,
     ...(parent ? { 'parent-snapshot-id': parent['snapshot-id'] } : {}),

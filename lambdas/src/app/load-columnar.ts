@@ -205,7 +205,7 @@ export async function loadTableColumnar(
 
 /** Splits converted columns by partition and writes one Parquet file per partition (and size). */
 export async function writeColumnarFiles(
-  deps: LoadDeps,
+  deps: Pick<LoadDeps, 'store' | 'ids' | 'maxRowsPerFile'>,
   m: TableMetadata,
   schema: Schema,
   spec: PartitionSpec,

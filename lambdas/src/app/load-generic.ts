@@ -6,9 +6,12 @@
 import { hintsFor, partitionCandidatesFor } from '../config.ts';
 import { ErrorKind, isFloeError } from '../errors.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
+import type { PartitionSpec } from '../iceberg/partition-spec.ts';
 import { partitionKey, partitionTuple } from '../iceberg/partitioning.ts';
+import type { Schema } from '../iceberg/schema.ts';
 import { schemaStruct } from '../iceberg/schema.ts';
 import { unionByName } from '../iceberg/schema-evolution.ts';
+import type { TableMetadata } from '../iceberg/table-metadata.ts';
 import { currentSchema } from '../iceberg/table-metadata.ts';
 import type { StructType } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
@@ -88,15 +91,17 @@ export interface Screened {
  * decide the column type and take the good ones down with it.
  */
 export async function screen(
-  deps: LoadDeps,
+  deps: Pick<LoadDeps, 'catalog'>,
   id: TableIdentifier,
   records: readonly PendingRecord[],
   inferrer: StructInferrer,
   newInferrer: () => StructInferrer,
+  /** The table as already loaded (`{ base: undefined }`: it does not exist); omitted: load it. */
+  known?: { readonly base: LoadedTable | undefined },
 ): Promise<Screened> {
   const name = id.name;
-  const exists = await deps.catalog.tableExists(id);
-  const base = exists ? await deps.catalog.loadTable(id) : undefined;
+  const exists = known ? known.base !== undefined : await deps.catalog.tableExists(id);
+  const base = known ? known.base : exists ? await deps.catalog.loadTable(id) : undefined;
   const current = base ? currentSchema(base.metadata) : undefined;
   const fitToTable = (t: StructType) => (current ? fitToExisting(schemaStruct(current), t) : t);
   const joinsTable = (t: StructType): string | undefined => {
@@ -180,34 +185,78 @@ export async function stage(
   const m = base.metadata;
   const name = base.id.name;
   const { schema, spec, updates, changes, specChanged } = evolve(base, batchType, candidates);
+  const { rows, rejected } = convertRecords(name, schema, records);
+  const dataFiles = await writeGroupFiles(
+    deps,
+    m,
+    schema,
+    spec,
+    groupByPartition(spec, schema, rows),
+    staged,
+  );
+  return { prepared: { updates, dataFiles, specId: spec['spec-id'] }, rejected, changes, specChanged };
+}
+
+/** Converts records to rows of `schema`; those whose values do not fit are dead letters. */
+export function convertRecords(
+  table: string,
+  schema: Schema,
+  records: readonly PendingRecord[],
+): { rows: Row[]; kept: PendingRecord[]; rejected: DeadLetter[] } {
   const convert = compileRowConverter(schema);
+  const rows: Row[] = [];
+  const kept: PendingRecord[] = [];
   const rejected: DeadLetter[] = [];
-  const groups = new Map<string, { tuple: IcebergValue[]; rows: Row[] }>();
   for (const r of records) {
     const c = convert(r.value);
-    if (!c.ok) {
-      rejected.push(deadLetterOf(r, DeadLetterReason.InvalidValue, describeConvertFailure(name, c), name));
-      continue;
-    }
-    const tuple = partitionTuple(spec, schema, c.row);
+    if (c.ok) {
+      rows.push(c.row);
+      kept.push(r);
+    } else
+      rejected.push(deadLetterOf(r, DeadLetterReason.InvalidValue, describeConvertFailure(table, c), table));
+  }
+  return { rows, kept, rejected };
+}
+
+/** Rows grouped by partition (`partitionTuple` of `spec`), in first-seen order. */
+export function groupByPartition(
+  spec: PartitionSpec,
+  schema: Schema,
+  rows: readonly Row[],
+): { tuple: IcebergValue[]; rows: Row[] }[] {
+  const groups = new Map<string, { tuple: IcebergValue[]; rows: Row[] }>();
+  for (const row of rows) {
+    const tuple = partitionTuple(spec, schema, row);
     const key = partitionKey(tuple);
     let g = groups.get(key);
     if (!g) {
       g = { tuple, rows: [] };
       groups.set(key, g);
     }
-    g.rows.push(c.row);
+    g.rows.push(row);
   }
+  return [...groups.values()];
+}
+
+/** Writes one Parquet file per partition group (and per `maxRowsPerFile` rows) and stores it. */
+export async function writeGroupFiles(
+  deps: Pick<LoadDeps, 'store' | 'ids' | 'maxRowsPerFile'>,
+  m: TableMetadata,
+  schema: Schema,
+  spec: PartitionSpec,
+  groups: Iterable<{ tuple: IcebergValue[]; rows: Row[] }>,
+  staged: string[],
+): Promise<DataFile[]> {
   const maxRows = deps.maxRowsPerFile ?? 1_000_000;
   const dataFiles: DataFile[] = [];
   const compression = codecOf(m);
-  for (const g of groups.values()) {
+  for (const g of groups) {
     for (let i = 0; i < g.rows.length; i += maxRows) {
       const file = writeDataFile(schema, g.rows.slice(i, i + maxRows), { compression });
       dataFiles.push(await putDataFile(deps, m, schema, spec, g.tuple, file, dataFiles.length, staged));
     }
   }
-  return { prepared: { updates, dataFiles, specId: spec['spec-id'] }, rejected, changes, specChanged };
+  return dataFiles;
 }
 
 export function deadLetterOf(

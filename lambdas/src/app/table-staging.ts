@@ -177,7 +177,7 @@ export function evolve(base: LoadedTable, batchType: StructType, candidates: rea
 
 /** Stores one written Parquet file and describes it for the manifest. */
 export async function putDataFile(
-  deps: LoadDeps,
+  deps: Pick<LoadDeps, 'store' | 'ids'>,
   m: TableMetadata,
   schema: Schema,
   spec: PartitionSpec,

@@ -24,6 +24,8 @@ export interface LedgerFile {
   readonly bytes: number;
   readonly schemaId?: number;
   readonly specId?: number;
+  /** kind `data`: the file's Iceberg DataFile descriptor (`dataFileToJson`), so the committer can list it without reading it. */
+  readonly dataFile?: string;
 }
 
 export type LedgerStatus = 'staged' | 'committed';
@@ -39,6 +41,8 @@ export interface LedgerEntry {
   readonly previousLastSequence: string | null;
   readonly files: readonly LedgerFile[];
   readonly records: number;
+  /** Earliest approximate arrival time (epoch ms) of the run's records in the stream (for freshness). */
+  readonly oldestArrivalMs?: number;
   readonly createdAtMs: number;
   readonly status: LedgerStatus;
 }
@@ -196,6 +200,7 @@ export function normalizeEntry(entry: LedgerEntry): LedgerEntry {
   };
   count(entry.records, 'records');
   count(entry.createdAtMs, 'createdAtMs');
+  if (entry.oldestArrivalMs !== undefined) count(entry.oldestArrivalMs, 'oldestArrivalMs');
   if (entry.status !== 'staged' && entry.status !== 'committed')
     bad(`unknown status ${String(entry.status)}`);
   if (!Array.isArray(entry.files)) bad('files must be an array');
@@ -207,6 +212,8 @@ export function normalizeEntry(entry: LedgerEntry): LedgerEntry {
     count(f.bytes, 'file bytes');
     if (f.schemaId !== undefined) count(f.schemaId, 'file schemaId');
     if (f.specId !== undefined) count(f.specId, 'file specId');
+    if (f.dataFile !== undefined && (typeof f.dataFile !== 'string' || f.dataFile === ''))
+      bad('file dataFile must be a non-empty string');
     return {
       uri: f.uri,
       kind: f.kind,
@@ -214,6 +221,7 @@ export function normalizeEntry(entry: LedgerEntry): LedgerEntry {
       bytes: f.bytes,
       ...(f.schemaId === undefined ? {} : { schemaId: f.schemaId }),
       ...(f.specId === undefined ? {} : { specId: f.specId }),
+      ...(f.dataFile === undefined ? {} : { dataFile: f.dataFile }),
     };
   });
   return {
@@ -224,6 +232,7 @@ export function normalizeEntry(entry: LedgerEntry): LedgerEntry {
     previousLastSequence: previous,
     files,
     records: entry.records,
+    ...(entry.oldestArrivalMs === undefined ? {} : { oldestArrivalMs: entry.oldestArrivalMs }),
     createdAtMs: entry.createdAtMs,
     status: entry.status,
   };
@@ -241,6 +250,7 @@ export function entryContent(entry: LedgerEntry): string {
     lastSequence: entry.lastSequence,
     previousLastSequence: entry.previousLastSequence,
     records: entry.records,
+    ...(entry.oldestArrivalMs === undefined ? {} : { oldestArrivalMs: entry.oldestArrivalMs }),
     files: entry.files.map((f) => ({
       uri: f.uri,
       kind: f.kind,
@@ -248,6 +258,7 @@ export function entryContent(entry: LedgerEntry): string {
       bytes: f.bytes,
       schemaId: f.schemaId ?? null,
       specId: f.specId ?? null,
+      dataFile: f.dataFile ?? null,
     })),
   });
 }

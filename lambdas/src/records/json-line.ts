@@ -405,3 +405,33 @@ function isBlank(s: string, from: number, to: number): boolean {
   }
   return true;
 }
+
+/**
+ * Writes a parsed record back as JSON text that `parseJsonRecord` reads to the same value and the
+ * same inferred types: bigints stay integers, fractional numbers keep a fraction (`1.0`, never `1`,
+ * which would read back as a long), `JsonNumberText` keeps its source literal.
+ */
+export function formatJsonRecord(v: JsonValue): string {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'string':
+      return JSON.stringify(v);
+    case 'bigint':
+      return v.toString();
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'number': {
+      if (!Number.isFinite(v)) return 'null';
+      const s = String(v);
+      return /[.eE]/.test(s) ? s : `${s}.0`;
+    }
+    default:
+      break;
+  }
+  if (v instanceof JsonNumberText) return v.text;
+  if (Array.isArray(v)) return `[${v.map(formatJsonRecord).join(',')}]`;
+  const parts: string[] = [];
+  for (const [k, x] of Object.entries(v as JsonObject))
+    parts.push(`${JSON.stringify(k)}:${formatJsonRecord(x)}`);
+  return `{${parts.join(',')}}`;
+}

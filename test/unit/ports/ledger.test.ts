@@ -4,6 +4,7 @@ import { ErrorKind, isFloeError } from '../../../lambdas/src/errors.ts';
 import {
   canonicalSequence,
   compareSequence,
+  entryContent,
   isStaged,
   type LedgerEntry,
   nextSequence,
@@ -144,6 +145,41 @@ describe('entries', () => {
         }),
       ErrorKind.DataInvalid,
     );
+  });
+
+  it('keeps and validates a file dataFile descriptor', () => {
+    const e = entry(1, 5, null);
+    const file = e.files[0]!;
+    const withDescriptor = { ...e, files: [{ ...file, dataFile: '{"file_path":"s3://b/t/1.parquet"}' }] };
+    expect(normalizeEntry(withDescriptor).files[0]!.dataFile).toBe('{"file_path":"s3://b/t/1.parquet"}');
+    expect(normalizeEntry(withDescriptor).files).toEqual(withDescriptor.files);
+    expect(normalizeEntry(e).files[0]).not.toHaveProperty('dataFile');
+    expect(normalizeEntry({ ...e, files: [{ ...file, dataFile: undefined }] }).files[0]).not.toHaveProperty(
+      'dataFile',
+    );
+    for (const bad of ['', 42, null]) {
+      throwsKind(
+        () => normalizeEntry({ ...e, files: [{ ...file, dataFile: bad as unknown as string }] }),
+        ErrorKind.DataInvalid,
+      );
+    }
+    expect(() => normalizeEntry({ ...e, files: [{ ...file, dataFile: '' }] })).toThrow(
+      /file dataFile must be a non-empty string/,
+    );
+  });
+
+  it('tells entries apart by their files dataFile descriptors', () => {
+    const e = entry(1, 5, null);
+    const file = e.files[0]!;
+    const a = { ...e, files: [{ ...file, dataFile: '{"a":1}' }] };
+    const b = { ...e, files: [{ ...file, dataFile: '{"a":2}' }] };
+    expect(sameEntryContent(a, b)).toBe(false);
+    expect(sameEntryContent(a, e)).toBe(false);
+    expect(sameEntryContent(a, { ...a, createdAtMs: 5, files: [{ ...file, dataFile: '{"a":1}' }] })).toBe(
+      true,
+    );
+    expect(entryContent(normalizeEntry(a))).toContain('"specId":null,"dataFile":"{\\"a\\":1}"');
+    expect(entryContent(normalizeEntry(e))).toContain('"dataFile":null');
   });
 
   it('compares content ignoring time, status and number formatting', () => {

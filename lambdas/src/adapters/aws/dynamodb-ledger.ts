@@ -613,6 +613,7 @@ interface StoredContent {
   lastSequence: string;
   previousLastSequence: string | null;
   records: number;
+  oldestArrivalMs?: number;
   files: {
     uri: string;
     kind: 'data' | 'pending';
@@ -620,6 +621,8 @@ interface StoredContent {
     bytes: number;
     schemaId: number | null;
     specId: number | null;
+    /** Absent in entries written before descriptors were carried. */
+    dataFile?: string | null;
   }[];
 }
 
@@ -632,6 +635,7 @@ function parseContent(json: string, status: LedgerStatus, createdAtMs: number): 
     lastSequence: c.lastSequence,
     previousLastSequence: c.previousLastSequence,
     records: c.records,
+    ...(c.oldestArrivalMs === undefined ? {} : { oldestArrivalMs: c.oldestArrivalMs }),
     createdAtMs,
     status,
     files: c.files.map(
@@ -642,6 +646,7 @@ function parseContent(json: string, status: LedgerStatus, createdAtMs: number): 
         bytes: f.bytes,
         ...(f.schemaId === null ? {} : { schemaId: f.schemaId }),
         ...(f.specId === null ? {} : { specId: f.specId }),
+        ...(f.dataFile === null || f.dataFile === undefined ? {} : { dataFile: f.dataFile }),
       }),
     ),
   };
@@ -656,15 +661,20 @@ function itemToEntry(item: Item): LedgerEntry {
 }
 
 function itemToTail(item: Item): Tail {
-  const content = str(item, 'entry');
-  const entry = parseContent(content, asStatus(str(item, 'entryStatus')), num(item, 'entryCreatedAtMs'));
+  const entry = parseContent(
+    str(item, 'entry'),
+    asStatus(str(item, 'entryStatus')),
+    num(item, 'entryCreatedAtMs'),
+  );
   return {
     table: str(item, 'table'),
     shardId: str(item, 'shardId'),
     last: str(item, 'last'),
     lastPad: str(item, 'lastPad'),
     entry,
-    content,
+    // Re-derived rather than the stored text, so content written by an older version (e.g. without
+    // `dataFile`) compares equal to the same entry's current canonical form.
+    content: entryContent(entry),
   };
 }
 

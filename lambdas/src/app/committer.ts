@@ -1,0 +1,566 @@
+/**
+ * The commit app (DESIGN §1, §4, §5): per table with staged work, under the table's lease: read
+ * the commit watermark, take each shard's unbroken run of ledger entries above it, create or evolve
+ * the table, rewrite pending fragments with the evolved field ids, and commit one append snapshot
+ * that carries the new watermark; then mark the entries committed and release the lease.
+ *
+ * Exactly once (invariant 2): every attempt, including retries after a catalog conflict, reads the
+ * watermark from the metadata it commits against, so entries another committer (or an earlier
+ * crashed attempt) already committed are never taken twice; the catalog's compare-and-swap is the
+ * only arbiter. The lease only keeps committers from wasting work on each other.
+ */
+import { type FloeConfig, hintsFor, partitionCandidatesFor } from '../config.ts';
+import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
+import { dataFileFromJson } from '../iceberg/manifest/data-file-json.ts';
+import type { DataFile } from '../iceberg/manifest/types.ts';
+import { applyUpdates, type TableUpdate } from '../iceberg/metadata/index.ts';
+import { schemaStruct } from '../iceberg/schema.ts';
+import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
+import type { StructType } from '../iceberg/types.ts';
+import type { Row } from '../iceberg/values.ts';
+import type { LoadedTable } from '../ports/catalog.ts';
+import { type DeadLetterRecord, type DeadLetterStore, deadLetterRecord } from '../ports/dead-letters.ts';
+import { compareSequence, type Ledger, type LedgerEntry, unbrokenRun } from '../ports/ledger.ts';
+import type { Lease, Lock } from '../ports/lock.ts';
+import type { SchemaRegistry } from '../ports/schema-registry.ts';
+import { type DecodedAvro, decodeJsonRecord, decodeRecord } from '../records/decode.ts';
+import { type JsonObject, parseJsonRecord } from '../records/json-line.ts';
+import { StructInferrer } from '../schema/infer.ts';
+import { ProjectFailure, projectRow } from '../schema/project.ts';
+import { type CommitDeps, commitAppend } from './append.ts';
+import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
+import { registryOf, tableId } from './ingest.ts';
+import { convertRecords, groupByPartition, screen, writeGroupFiles } from './load-generic.ts';
+import type { LoadDeps, PendingRecord } from './load-types.ts';
+import { decodeFragment, type FragmentRecord } from './pending-fragment.ts';
+import { createTable, evolve } from './table-staging.ts';
+import { advance, encodeWatermark, readWatermark, WATERMARK_KEY, writeWatermark } from './watermark.ts';
+
+export interface CommitterDeps extends CommitDeps {
+  readonly config: FloeConfig;
+  readonly ledger: Ledger;
+  readonly lock: Lock;
+  readonly deadLetters: DeadLetterStore;
+  /** Required for `format: avro-gsr`. */
+  readonly registry?: SchemaRegistry;
+  /** Who holds leases (e.g. the Lambda request id). */
+  readonly owner: string;
+  /** Lease per table (default 120 s); renewed before every commit attempt. */
+  readonly leaseMs?: number;
+  /** Ledger entries read per shard per commit (default 1000). */
+  readonly maxEntriesPerShard?: number;
+  readonly maxRowsPerFile?: number;
+  /** Catalog commit attempts per table (default 8). */
+  readonly maxAttempts?: number;
+}
+
+export interface TableCommitResult {
+  readonly table: string;
+  readonly status: 'committed' | 'nothing-to-commit' | 'locked' | 'failed';
+  readonly created: boolean;
+  readonly entries: number;
+  /** Rows added by the snapshot (data files from the ingest plus rewritten pending records). */
+  readonly rows: number;
+  readonly dataFiles: number;
+  /** Pending records rewritten with the evolved field ids. */
+  readonly rewritten: number;
+  readonly deadLetters: Readonly<Record<string, number>>;
+  readonly schemaChanges: readonly string[];
+  readonly snapshotId?: bigint;
+  readonly attempts: number;
+  /** Earliest arrival time of the committed records (freshness = commit time − this). */
+  readonly oldestArrivalMs?: number;
+  readonly durationMs: number;
+  readonly error?: unknown;
+}
+
+interface Prepared {
+  readonly key: string;
+  readonly entries: number;
+  readonly positions: Map<string, string>;
+  readonly watermark: Map<string, string>;
+  readonly rows: number;
+  readonly files: number;
+  readonly rewritten: number;
+  readonly deadLetters: Record<string, number>;
+  readonly changes: string[];
+  readonly oldestArrivalMs?: number;
+  readonly pendingFiles: string[];
+  /** Files this attempt wrote (rewritten data, watermark): orphans if the attempt loses. */
+  readonly written: string[];
+}
+
+export function lockName(cfg: FloeConfig, table: string): string {
+  return `commit/${cfg.namespace}.${table}`;
+}
+
+/** Commits one table's staged work. Never throws for the table's own failures: see `status`. */
+export async function commitTable(deps: CommitterDeps, table: string): Promise<TableCommitResult> {
+  const started = deps.clock.nowMs();
+  const cfg = deps.config;
+  const id = tableId(cfg, table);
+  const empty = {
+    table,
+    created: false,
+    entries: 0,
+    rows: 0,
+    dataFiles: 0,
+    rewritten: 0,
+    deadLetters: {},
+    schemaChanges: [],
+    attempts: 0,
+  };
+  const lease0 = await deps.lock.acquire(lockName(cfg, table), deps.owner, deps.leaseMs ?? 120_000);
+  if (!lease0) return { ...empty, status: 'locked', durationMs: deps.clock.nowMs() - started };
+  let lease: Lease = lease0;
+  let created = false;
+  let last: (Prepared & { prepared: Awaited<ReturnType<typeof build>>['prepared'] }) | undefined;
+  const fragments = new Map<string, Promise<FragmentRecord[]>>();
+  try {
+    const shards = await deps.ledger.shardsWithStagedWork(table);
+    if (shards.length === 0)
+      return { ...empty, status: 'nothing-to-commit', durationMs: deps.clock.nowMs() - started };
+    if (!(await deps.catalog.tableExists(id))) {
+      const runs = await readRuns(deps, table, shards, new Map());
+      const decoded = await decodePending(deps, table, runs, fragments);
+      const type = await creationType(deps, table, decoded);
+      if (type) created = await createTable(loadDeps(deps), id, type, partitionCandidatesFor(cfg, table));
+    }
+    const result = await commitAppend(deps, {
+      table: id,
+      ...(deps.maxAttempts === undefined ? {} : { maxAttempts: deps.maxAttempts }),
+      prepare: async (base) => {
+        lease = await deps.lock.renew(lease);
+        const watermark = await readWatermark(deps.store, base.metadata);
+        const runs = await readRuns(deps, table, shards, watermark);
+        const key = `${runsKey(runs)}|${base.metadata['current-schema-id']}/${base.metadata['last-column-id']}/${base.metadata['default-spec-id']}|${encodeWatermark(watermark)}`;
+        if (last?.key === key) return last.prepared;
+        if (last) await deleteQuietly(deps, last.written);
+        const built = await build(deps, base, runs, watermark, fragments);
+        last = { ...built.info, key, prepared: built.prepared };
+        return built.prepared;
+      },
+    });
+    // What the table now holds (an attempt with entries always commits: it moves the watermark).
+    const committedWm = last?.watermark ?? (await readWatermark(deps.store, result.table.metadata));
+    await markDone(deps, table, shards, committedWm);
+    if (last && (result.snapshot || last.entries > 0)) await deleteQuietly(deps, last.pendingFiles);
+    const status = last && last.entries > 0 ? 'committed' : 'nothing-to-commit';
+    return {
+      table,
+      status,
+      created,
+      entries: last?.entries ?? 0,
+      rows: last?.rows ?? 0,
+      dataFiles: last?.files ?? 0,
+      rewritten: last?.rewritten ?? 0,
+      deadLetters: last?.deadLetters ?? {},
+      schemaChanges: last?.changes ?? [],
+      ...(result.snapshot ? { snapshotId: result.snapshot['snapshot-id'] } : {}),
+      attempts: result.attempts,
+      ...(last?.oldestArrivalMs === undefined ? {} : { oldestArrivalMs: last.oldestArrivalMs }),
+      durationMs: deps.clock.nowMs() - started,
+    };
+  } catch (error) {
+    // A conflict budget spent or a lost lease: whatever this run wrote is referenced by no commit.
+    if (last && !isUncertain(error)) await deleteQuietly(deps, last.written);
+    return { ...empty, created, status: 'failed', error, durationMs: deps.clock.nowMs() - started };
+  } finally {
+    await deps.lock.release(lease).catch(() => undefined);
+  }
+}
+
+/** Whether a failed commit may nevertheless have been applied (then its files must stay). */
+function isUncertain(e: unknown): boolean {
+  return !(
+    isFloeError(e, ErrorKind.CommitConflict) ||
+    isFloeError(e, ErrorKind.LockHeld) ||
+    isFloeError(e, ErrorKind.DataInvalid)
+  );
+}
+
+export interface CommitterRun {
+  readonly tables: readonly TableCommitResult[];
+  /** Tables not started because the time budget ran out (the next run takes them). */
+  readonly deferred: readonly string[];
+}
+
+export interface RunOptions {
+  /** Tables committed at once (default 4). */
+  readonly concurrency?: number;
+  /** Epoch ms (on `deps.clock`) after which no further table is started (e.g. Lambda deadline − margin). */
+  readonly startDeadlineMs?: number;
+  readonly onTable?: (r: TableCommitResult) => void;
+}
+
+/** One committer run: every table with staged work, in parallel up to `concurrency`. */
+export async function runCommitter(deps: CommitterDeps, opts: RunOptions = {}): Promise<CommitterRun> {
+  const tables = await deps.ledger.tablesWithStagedWork();
+  const queue = [...tables];
+  const results: TableCommitResult[] = [];
+  const deferred: string[] = [];
+  const worker = async () => {
+    for (let t = queue.shift(); t !== undefined; t = queue.shift()) {
+      if (opts.startDeadlineMs !== undefined && deps.clock.nowMs() >= opts.startDeadlineMs) {
+        deferred.push(t, ...queue.splice(0));
+        return;
+      }
+      const r = await commitTable(deps, t);
+      results.push(r);
+      opts.onTable?.(r);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 4) }, worker));
+  return { tables: results.sort((a, b) => (a.table < b.table ? -1 : 1)), deferred: deferred.sort() };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** Per shard, the unbroken run of entries above the watermark (shards with nothing are absent). */
+async function readRuns(
+  deps: CommitterDeps,
+  table: string,
+  shards: readonly string[],
+  watermark: ReadonlyMap<string, string>,
+): Promise<Map<string, LedgerEntry[]>> {
+  const limit = deps.maxEntriesPerShard ?? 1000;
+  const out = new Map<string, LedgerEntry[]>();
+  await Promise.all(
+    shards.map(async (shard) => {
+      let after = watermark.get(shard) ?? null;
+      const entries = await deps.ledger.entriesAfter(table, shard, after, limit);
+      // Entries marked committed were in a commit at or below the watermark of that time: a floor
+      // for a table whose watermark is gone (dropped and re-created outside Floe).
+      for (const e of entries) {
+        if (e.status !== 'committed') break;
+        if (after === null || compareSequence(e.lastSequence, after) > 0) after = e.lastSequence;
+      }
+      const run = unbrokenRun(entries, after);
+      if (run.length > 0) out.set(shard, run);
+    }),
+  );
+  return out;
+}
+
+function runsKey(runs: ReadonlyMap<string, LedgerEntry[]>): string {
+  return [...runs.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([shard, run]) => `${shard}:${run[0]!.firstSequence}-${run[run.length - 1]!.lastSequence}`)
+    .join(',');
+}
+
+interface PendingItem {
+  readonly shardId: string;
+  readonly record: FragmentRecord;
+}
+
+type Decoded =
+  | { readonly kind: 'json'; readonly item: PendingItem; readonly value: JsonObject }
+  | { readonly kind: 'avro'; readonly item: PendingItem; readonly decoded: DecodedAvro }
+  | {
+      readonly kind: 'bad';
+      readonly item: PendingItem;
+      readonly reason: DeadLetter['reason'];
+      readonly detail: string;
+    };
+
+async function decodePending(
+  deps: CommitterDeps,
+  table: string,
+  runs: ReadonlyMap<string, LedgerEntry[]>,
+  cache: Map<string, Promise<FragmentRecord[]>>,
+): Promise<Decoded[]> {
+  const items: PendingItem[] = [];
+  for (const [shardId, run] of runs) {
+    for (const e of run) {
+      for (const f of e.files) {
+        if (f.kind !== 'pending') continue;
+        let p = cache.get(f.uri);
+        if (!p) {
+          p = deps.store.get(f.uri).then((b) => decodeFragment(b, f.uri).records);
+          cache.set(f.uri, p);
+        }
+        for (const record of await p) items.push({ shardId, record });
+      }
+    }
+  }
+  const out: Decoded[] = [];
+  for (const item of items) {
+    const r = item.record;
+    if (r.value !== undefined) {
+      out.push({ kind: 'json', item, value: parseJsonRecord(r.value) as JsonObject });
+      continue;
+    }
+    const d =
+      deps.config.format === 'json'
+        ? decodeJsonRecord(r.data)
+        : await decodeRecord(r.data, {
+            format: deps.config.format,
+            lookupSchema: (id) => registryOf(deps).getSchemaVersion(id),
+          });
+    if (d.kind === 'json') out.push({ kind: 'json', item, value: d.value });
+    else if (d.kind === 'avro') out.push({ kind: 'avro', item, decoded: d });
+    else
+      out.push({
+        kind: 'bad',
+        item,
+        reason: d.reason as DeadLetter['reason'],
+        detail: `table '${table}': ${d.detail}`,
+      });
+  }
+  return out;
+}
+
+/** The type a new table is created with: the pending records' (JSON inferred, Avro writer schemas). */
+async function creationType(
+  deps: CommitterDeps,
+  table: string,
+  decoded: readonly Decoded[],
+): Promise<StructType | undefined> {
+  const cfg = deps.config;
+  const hints = hintsFor(cfg, table);
+  const inferrer = () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
+  const json = decoded
+    .filter((d) => d.kind === 'json')
+    .map((d, i) => pendingRecord(d as Extract<Decoded, { kind: 'json' }>, i));
+  let type: StructType | undefined;
+  if (json.length > 0) {
+    const s = await screen(loadDeps(deps), tableId(cfg, table), json, inferrer(), inferrer, {
+      base: undefined,
+    });
+    if (s.accepted.length > 0 && s.batchType.fields.length > 0) type = s.batchType;
+  }
+  if (!type) {
+    const avro = decoded.find((d) => d.kind === 'avro') as Extract<Decoded, { kind: 'avro' }> | undefined;
+    type = avro?.decoded.struct;
+  }
+  return type;
+}
+
+function pendingRecord(d: Extract<Decoded, { kind: 'json' }>, ordinal: number): PendingRecord {
+  return {
+    seq: ordinal,
+    source: d.item.shardId,
+    line: ordinal + 1,
+    raw: d.item.record.value ?? new TextDecoder().decode(d.item.record.data),
+    value: d.value,
+  };
+}
+
+async function build(
+  deps: CommitterDeps,
+  base: LoadedTable,
+  runs: ReadonlyMap<string, LedgerEntry[]>,
+  watermark: Map<string, string>,
+  fragments: Map<string, Promise<FragmentRecord[]>>,
+) {
+  const cfg = deps.config;
+  const table = base.id.name;
+  const candidates = partitionCandidatesFor(cfg, table);
+  const nowMs = deps.clock.nowMs();
+  const written: string[] = [];
+  const entries = [...runs.values()].flat();
+  const positions = new Map([...runs].map(([shard, run]) => [shard, run[run.length - 1]!.lastSequence]));
+  const oldest = entries.reduce<number | undefined>(
+    (m, e) =>
+      e.oldestArrivalMs === undefined
+        ? m
+        : m === undefined
+          ? e.oldestArrivalMs
+          : Math.min(m, e.oldestArrivalMs),
+    undefined,
+  );
+  const dead: DeadLetterRecord[] = [];
+  const letter = (item: PendingItem, reason: DeadLetter['reason'], detail: string) => {
+    const r = item.record;
+    const text = cfg.format === 'json' || r.value !== undefined;
+    dead.push(
+      deadLetterRecord(
+        {
+          source: item.shardId,
+          line: 0,
+          reason,
+          detail,
+          table,
+          raw: text ? (r.value ?? new TextDecoder().decode(r.data)) : '',
+        },
+        {
+          shardId: item.shardId,
+          sequenceNumber: r.sequenceNumber,
+          partitionKey: r.partitionKey,
+          arrivalTimeMs: r.arrivalMs,
+          ...(text ? {} : { rawBase64: Buffer.from(r.data).toString('base64') }),
+        },
+      ),
+    );
+  };
+
+  // Pending records: decode, screen, evolve the table for them.
+  const decoded = await decodePending(deps, table, runs, fragments);
+  const jsonItems = decoded.filter((d): d is Extract<Decoded, { kind: 'json' }> => d.kind === 'json');
+  const avroItems = decoded.filter((d): d is Extract<Decoded, { kind: 'avro' }> => d.kind === 'avro');
+  for (const d of decoded) if (d.kind === 'bad') letter(d.item, d.reason, d.detail);
+  const updates: TableUpdate[] = [];
+  const changes: string[] = [];
+  let meta = base.metadata;
+  const evolveFor = (type: StructType) => {
+    const ev = evolve({ ...base, metadata: meta }, type, candidates);
+    if (ev.updates.length > 0) {
+      updates.push(...ev.updates);
+      changes.push(...ev.changes);
+      meta = applyUpdates(meta, ev.updates, { nowMs });
+    }
+  };
+  let accepted: PendingRecord[] = [];
+  if (jsonItems.length > 0) {
+    const hints = hintsFor(cfg, table);
+    const inferrer = () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
+    const records = jsonItems.map((d, i) => pendingRecord(d, i));
+    const s = await screen(loadDeps(deps), base.id, records, inferrer(), inferrer, { base });
+    for (const d of s.rejected) letter(jsonItems[d.line - 1]!.item, d.reason, d.detail);
+    accepted = s.accepted;
+    if (accepted.length > 0) evolveFor(s.batchType);
+  }
+  const avroOk: Extract<Decoded, { kind: 'avro' }>[] = [];
+  const versionVerdict = new Map<string, string | undefined>();
+  for (const d of avroItems) {
+    const v = d.decoded.schemaVersionId;
+    if (!versionVerdict.has(v)) {
+      try {
+        evolveFor(d.decoded.struct);
+        versionVerdict.set(v, undefined);
+      } catch (e) {
+        if (!isFloeError(e, ErrorKind.SchemaIncompatible)) throw e;
+        versionVerdict.set(
+          v,
+          `table '${table}': schema '${d.decoded.schemaName}' version ${d.decoded.versionNumber}: ${e.message}`,
+        );
+      }
+    }
+    const why = versionVerdict.get(v);
+    if (why === undefined) avroOk.push(d);
+    else letter(d.item, DeadLetterReason.TypeConflict, why);
+  }
+
+  // Rows in the evolved schema, written with its field ids and the default spec.
+  const schema = currentSchema(meta);
+  const spec = defaultSpec(meta);
+  const rows: Row[] = [];
+  if (accepted.length > 0) {
+    const c = convertRecords(table, schema, accepted);
+    for (const d of c.rejected) letter(jsonItems[d.line - 1]!.item, d.reason, d.detail);
+    rows.push(...c.rows);
+  }
+  const struct = schemaStruct(schema);
+  for (const d of avroOk) {
+    const row = projectRow(d.decoded.row, struct);
+    if (row instanceof ProjectFailure)
+      letter(d.item, DeadLetterReason.InvalidValue, `table '${table}': column ${row.path}: ${row.why}`);
+    else rows.push(row);
+  }
+  const rewritten =
+    rows.length === 0
+      ? []
+      : await writeGroupFiles(
+          loadDeps(deps),
+          meta,
+          schema,
+          spec,
+          groupByPartition(spec, schema, rows),
+          written,
+        );
+
+  // Data files the ingest wrote, under whatever spec was current then.
+  const otherSpecFiles = new Map<number, DataFile[]>();
+  const sameSpec: DataFile[] = [];
+  for (const e of entries) {
+    for (const f of e.files) {
+      if (f.kind !== 'data') continue;
+      if (f.dataFile === undefined) {
+        throw new FloeError(
+          ErrorKind.DataInvalid,
+          `ledger entry ${table}/${e.shardId}@${e.firstSequence}: data file ${f.uri} has no descriptor`,
+        );
+      }
+      const df = dataFileFromJson(f.dataFile);
+      const specId = f.specId ?? spec['spec-id'];
+      if (!meta['partition-specs'].some((s) => s['spec-id'] === specId)) {
+        throw new FloeError(
+          ErrorKind.DataInvalid,
+          `table '${table}': staged file ${f.uri} names partition spec ${specId}, which the table does not have`,
+        );
+      }
+      if (specId === spec['spec-id']) sameSpec.push(df);
+      else otherSpecFiles.set(specId, [...(otherSpecFiles.get(specId) ?? []), df]);
+    }
+  }
+
+  // Dead letters before the commit (deterministic keys: a retry overwrites them).
+  for (let i = 0; i < dead.length; i += 16)
+    await Promise.all(dead.slice(i, i + 16).map((d) => deps.deadLetters.put(d)));
+  const deadLetters: Record<string, number> = {};
+  for (const d of dead) deadLetters[d.reason] = (deadLetters[d.reason] ?? 0) + 1;
+
+  const next = advance(watermark, positions);
+  const files = [...rewritten, ...sameSpec, ...[...otherSpecFiles.values()].flat()];
+  let wmUri: string | undefined;
+  if (entries.length > 0) {
+    wmUri = await writeWatermark(deps.store, deps.ids, base.metadata, next);
+    written.push(wmUri);
+    updates.push({ action: 'set-properties', updates: { [WATERMARK_KEY]: wmUri } });
+  }
+  return {
+    prepared: {
+      updates,
+      dataFiles: [...rewritten, ...sameSpec],
+      specId: spec['spec-id'],
+      otherSpecFiles,
+      ...(wmUri === undefined
+        ? {}
+        : { summary: { [WATERMARK_KEY]: wmUri, 'floe.ledger-entries': String(entries.length) } }),
+    },
+    info: {
+      entries: entries.length,
+      positions,
+      watermark: next,
+      rows: files.reduce((n, f) => n + Number(f.record_count), 0),
+      files: files.length,
+      rewritten: rows.length,
+      deadLetters,
+      changes,
+      ...(oldest === undefined ? {} : { oldestArrivalMs: oldest }),
+      pendingFiles: entries.flatMap((e) => e.files.filter((f) => f.kind === 'pending').map((f) => f.uri)),
+      written,
+    },
+  };
+}
+
+async function markDone(
+  deps: CommitterDeps,
+  table: string,
+  shards: readonly string[],
+  watermark: ReadonlyMap<string, string>,
+): Promise<void> {
+  await Promise.all(
+    shards.map(async (shard) => {
+      const upTo = watermark.get(shard);
+      if (upTo !== undefined) await deps.ledger.markCommitted(table, shard, upTo);
+    }),
+  );
+}
+
+async function deleteQuietly(deps: CommitterDeps, uris: readonly string[]): Promise<void> {
+  await Promise.all(uris.map((u) => deps.store.delete(u).catch(() => undefined)));
+}
+
+function loadDeps(deps: CommitterDeps): LoadDeps {
+  return {
+    config: deps.config,
+    catalog: deps.catalog,
+    store: deps.store,
+    clock: deps.clock,
+    ids: deps.ids,
+    onDeadLetter: () => undefined,
+    ...(deps.maxRowsPerFile === undefined ? {} : { maxRowsPerFile: deps.maxRowsPerFile }),
+  };
+}

@@ -1,0 +1,591 @@
+/**
+ * The ingest app (DESIGN §1, §4): one Kinesis batch of one shard → data files and pending
+ * fragments per target table, dead letters, and one ledger entry per table, written last.
+ *
+ * Exactly once (invariant 1): before staging, the ingest reads where each table's ledger chain on
+ * this shard ends (`shardTails`) and skips every record of that table at or below it: with
+ * ParallelizationFactor 1 a shard's batches are delivered in order, so such a record was handled
+ * by an earlier (possibly failed, retried or bisected) delivery whose entry is in the ledger. A
+ * table's entry is appended at its chain's tail only after its files are stored; files of a
+ * table whose entry was never written are orphans that no commit references.
+ *
+ * A table whose staging fails (storage, ledger) does not fail the others: the batch reports the
+ * lowest sequence number of the failed tables' records as its batch item failure, Lambda retries
+ * from there, and the tables that succeeded skip what they already staged.
+ */
+import { type FloeConfig, hasRecordRules, hintsFor, partitionCandidatesFor } from '../config.ts';
+import { ErrorKind, isFloeError } from '../errors.ts';
+import { dataFileToJson, withoutColumnMetrics } from '../iceberg/manifest/data-file-json.ts';
+import type { DataFile } from '../iceberg/manifest/types.ts';
+import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
+import type { Row } from '../iceberg/values.ts';
+import { supportsColumnar } from '../parquet/index.ts';
+import type { Catalog, LoadedTable, TableIdentifier } from '../ports/catalog.ts';
+import type { Clock, Ids } from '../ports/clock.ts';
+import { type DeadLetterRecord, type DeadLetterStore, deadLetterRecord } from '../ports/dead-letters.ts';
+import { compareSequence, type Ledger, type LedgerFile, padSequence } from '../ports/ledger.ts';
+import type { ObjectStore } from '../ports/object-store.ts';
+import type { SchemaRegistry } from '../ports/schema-registry.ts';
+import { type DecodedAvro, decodeJsonRecord, decodeRecord } from '../records/decode.ts';
+import { formatJsonRecord, type JsonObject } from '../records/json-line.ts';
+import type { KinesisBatch, KinesisBatchRecord } from '../records/kinesis-event.ts';
+import { compileRouter, type Router } from '../routing/index.ts';
+import { StructInferrer } from '../schema/infer.ts';
+import { ProjectFailure, projectRow } from '../schema/project.ts';
+import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
+import { FastPath, fastRouting, mergeBySeq, reparse, writeColumnarFiles } from './load-columnar.ts';
+import { groupByPartition, screen, stage, writeGroupFiles } from './load-generic.ts';
+import type { LoadDeps, PendingRecord } from './load-types.ts';
+import { encodeFragment, type FragmentRecord } from './pending-fragment.ts';
+import { RecordRules } from './record-rules.ts';
+import type { TableCache } from './table-cache.ts';
+import { evolve, UseGenericPath } from './table-staging.ts';
+
+export interface IngestDeps {
+  readonly config: FloeConfig;
+  readonly catalog: Catalog;
+  readonly store: ObjectStore;
+  readonly ledger: Ledger;
+  readonly deadLetters: DeadLetterStore;
+  readonly clock: Clock;
+  readonly ids: Ids;
+  readonly tables: TableCache;
+  /** Required for `format: avro-gsr` (pass a `CachedSchemaRegistry`). */
+  readonly registry?: SchemaRegistry;
+  /** Where pending fragments go, e.g. `s3://staging-bucket/floe` (a lifecycle rule may expire them after days). */
+  readonly stagingUri: string;
+  readonly maxRowsPerFile?: number;
+  /** Scan clean JSON records straight into columns (default true). */
+  readonly fastPath?: boolean;
+  /** Tables staged at once (default 4). */
+  readonly concurrency?: number;
+}
+
+export interface TableIngest {
+  readonly table: string;
+  /** Records routed to the table in this batch (skipped ones excluded). */
+  readonly records: number;
+  /** Rows written to data files of the table's current schema. */
+  readonly rows: number;
+  /** Records kept in pending fragments for the committer (the table must be created or evolved). */
+  readonly pending: number;
+  readonly dataFiles: number;
+  readonly bytes: number;
+  readonly deadLetters: number;
+  readonly path: 'columnar' | 'generic' | 'avro' | 'pending' | 'none';
+}
+
+export interface IngestFailure {
+  readonly table: string;
+  readonly firstSequence: string;
+  readonly error: unknown;
+}
+
+export interface IngestResult {
+  readonly shardId: string;
+  readonly records: number;
+  /** Records already staged by an earlier delivery. */
+  readonly skipped: number;
+  readonly deadLetters: Readonly<Record<string, number>>;
+  readonly tables: readonly TableIngest[];
+  readonly failures: readonly IngestFailure[];
+  /** Report this as the batch item failure (the lowest sequence number not staged), if any. */
+  readonly failedSequence?: string;
+  readonly oldestArrivalMs?: number;
+}
+
+/** Descriptors above this size (all files of one entry) lose their column metrics (DynamoDB's 400 KB item limit). */
+const MAX_DESCRIPTOR_CHARS = 150_000;
+
+interface AvroItem {
+  readonly index: number;
+  readonly decoded: DecodedAvro;
+}
+
+interface TableWork {
+  readonly table: string;
+  readonly json: PendingRecord[];
+  readonly avro: AvroItem[];
+  /** JSON records that field lists changed: index → the record to write. */
+  readonly transformed: Map<number, string>;
+}
+
+const utf8 = new TextDecoder('utf-8');
+
+export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promise<IngestResult> {
+  const cfg = deps.config;
+  const { shardId } = batch;
+  let records = batch.records;
+  const deadCounts: Record<string, number> = {};
+  const dead: DeadLetterRecord[] = [];
+  const failures: IngestFailure[] = [];
+
+  const letter = (
+    i: number,
+    reason: DeadLetter['reason'],
+    detail: string,
+    table?: string,
+  ): DeadLetterRecord => {
+    const r = records[i]!;
+    const text = cfg.format === 'json';
+    return deadLetterRecord(
+      {
+        source: shardId,
+        line: i + 1,
+        reason,
+        detail,
+        ...(table === undefined ? {} : { table }),
+        raw: text ? utf8.decode(r.data) : '',
+      },
+      {
+        shardId,
+        sequenceNumber: r.sequenceNumber,
+        partitionKey: r.partitionKey,
+        arrivalTimeMs: r.arrivalMs,
+        ...(text ? {} : { rawBase64: Buffer.from(r.data).toString('base64') }),
+      },
+    );
+  };
+  const reject = (d: DeadLetterRecord) => {
+    dead.push(d);
+    deadCounts[d.reason] = (deadCounts[d.reason] ?? 0) + 1;
+  };
+
+  const tails = await deps.ledger.shardTails(shardId);
+  const router = compileRouter(cfg.routing);
+  const rules = hasRecordRules(cfg) ? await RecordRules.create(cfg, deps.catalog) : undefined;
+  const fast =
+    cfg.format === 'json' && deps.fastPath !== false && fastRouting(cfg)
+      ? new FastPath(cfg, router)
+      : undefined;
+  const work = new Map<string, TableWork>();
+  const workFor = (table: string): TableWork => {
+    let w = work.get(table);
+    if (!w) {
+      w = { table, json: [], avro: [], transformed: new Map() };
+      work.set(table, w);
+    }
+    return w;
+  };
+
+  // 1. Decode and route every record.
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i]!;
+    if (fast) {
+      const route = fast.takeBytes(r.data, 0, r.data.length, i, shardId, i + 1);
+      if (route === true) continue;
+      if (route !== undefined) {
+        reject(letter(i, routeReason(route.reason), route.detail));
+        continue;
+      }
+    }
+    let decoded: Awaited<ReturnType<typeof decodeRecord>>;
+    try {
+      decoded =
+        cfg.format === 'json'
+          ? decodeJsonRecord(r.data)
+          : await decodeRecord(r.data, {
+              format: cfg.format,
+              lookupSchema: (id) => registryOf(deps).getSchemaVersion(id),
+            });
+    } catch (e) {
+      // The registry is unreachable: stage what came before, retry from this record.
+      failures.push({ table: '', firstSequence: r.sequenceNumber, error: e });
+      records = records.slice(0, i);
+      break;
+    }
+    if (decoded.kind === 'dead-letter') {
+      reject(letter(i, decoded.reason as DeadLetter['reason'], decoded.detail));
+      continue;
+    }
+    if (decoded.kind === 'avro') {
+      const route = router(routingView(decoded.row, cfg.routing.routingField));
+      if (!route.ok) {
+        reject(letter(i, routeReason(route.reason), route.detail));
+        continue;
+      }
+      workFor(route.table).avro.push({ index: i, decoded });
+      continue;
+    }
+    let obj = decoded.value as JsonObject;
+    const route = router(obj);
+    if (!route.ok) {
+      reject(letter(i, routeReason(route.reason), route.detail));
+      continue;
+    }
+    const w = workFor(route.table);
+    if (rules) {
+      const checked = await rules.check(obj, route.table);
+      if (!checked.ok) {
+        reject(letter(i, checked.reason, checked.detail, route.table));
+        continue;
+      }
+      if (checked.value !== obj) w.transformed.set(i, formatJsonRecord(checked.value));
+      obj = checked.value;
+    }
+    w.json.push({ seq: i, source: shardId, line: i + 1, raw: utf8.decode(r.data), value: obj });
+  }
+  for (const table of fast?.tables.keys() ?? []) workFor(table);
+
+  // 2. Skip what earlier deliveries staged.
+  let skipped = 0;
+  const isStaged = (table: string, i: number) => {
+    const tail = tails.get(table);
+    return tail !== undefined && compareSequence(records[i]!.sequenceNumber, tail) <= 0;
+  };
+  for (const w of work.values()) {
+    const before = w.json.length + w.avro.length;
+    const columnar = fast?.tables.get(w.table);
+    const keep = <T>(list: T[], index: (t: T) => number) => list.filter((x) => !isStaged(w.table, index(x)));
+    let json = keep(w.json, (p) => p.seq);
+    const avro = keep(w.avro, (a) => a.index);
+    if (columnar && columnar.rowCount > 0) {
+      const prov = columnar.provenance;
+      if (isStaged(w.table, prov[0]!.seq)) {
+        // A retry: rare, so the skipped table takes the generic path.
+        skipped += columnar.rowCount;
+        const rest = reparse(columnar).filter((p) => !isStaged(w.table, p.seq));
+        skipped -= rest.length;
+        json = mergeBySeq(json, rest);
+        fast?.tables.delete(w.table);
+      }
+    }
+    skipped += before - json.length - avro.length;
+    w.json.splice(0, w.json.length, ...json);
+    w.avro.splice(0, w.avro.length, ...avro);
+  }
+  // Dead letters first (deterministic keys: a retry overwrites), so they exist before any entry.
+  await putAll(deps.deadLetters, dead);
+
+  // 3. Stage each table and append its ledger entry.
+  const results: TableIngest[] = [];
+  const queue = [...work.values()].sort((a, b) => (a.table < b.table ? -1 : 1));
+  const runOne = async (w: TableWork) => {
+    const columnar = fast?.tables.get(w.table);
+    const indices = [
+      ...w.json.map((p) => p.seq),
+      ...w.avro.map((a) => a.index),
+      ...(columnar?.provenance.map((p) => p.seq) ?? []),
+    ];
+    if (indices.length === 0) return;
+    const first = Math.min(...indices);
+    const last = Math.max(...indices);
+    const staged: string[] = [];
+    try {
+      const out = await stageTable(deps, shardId, records, w, columnar, staged, letter);
+      await putAll(deps.deadLetters, out.rejected);
+      for (const d of out.rejected) deadCounts[d.reason] = (deadCounts[d.reason] ?? 0) + 1;
+      if (out.files.length > 0) {
+        await deps.ledger.appendEntry({
+          table: w.table,
+          shardId,
+          firstSequence: records[first]!.sequenceNumber,
+          lastSequence: records[last]!.sequenceNumber,
+          previousLastSequence: tails.get(w.table) ?? null,
+          files: out.files,
+          records: out.rows + out.pending,
+          oldestArrivalMs: Math.max(0, Math.floor(Math.min(...indices.map((i) => records[i]!.arrivalMs)))),
+          createdAtMs: deps.clock.nowMs(),
+          status: 'staged',
+        });
+      }
+      results.push({
+        table: w.table,
+        records: indices.length,
+        rows: out.rows,
+        pending: out.pending,
+        dataFiles: out.files.filter((f) => f.kind === 'data').length,
+        bytes: out.files.reduce((n, f) => n + f.bytes, 0),
+        deadLetters: out.rejected.length,
+        path: out.path,
+      });
+    } catch (error) {
+      await Promise.all(staged.map((f) => deps.store.delete(f).catch(() => undefined)));
+      deps.tables.invalidate(tableId(cfg, w.table));
+      failures.push({ table: w.table, firstSequence: records[first]!.sequenceNumber, error });
+    }
+  };
+  const workers = Array.from({ length: Math.max(1, deps.concurrency ?? 4) }, async () => {
+    for (let w = queue.shift(); w; w = queue.shift()) await runOne(w);
+  });
+  await Promise.all(workers);
+
+  const failedSequence = failures
+    .map((f) => f.firstSequence)
+    .reduce<string | undefined>((a, b) => (a === undefined || compareSequence(b, a) < 0 ? b : a), undefined);
+  const oldest = batch.records.reduce((m, r) => Math.min(m, r.arrivalMs), Number.POSITIVE_INFINITY);
+  return {
+    shardId,
+    records: batch.records.length,
+    skipped,
+    deadLetters: deadCounts,
+    tables: results.sort((a, b) => (a.table < b.table ? -1 : 1)),
+    failures,
+    ...(failedSequence === undefined ? {} : { failedSequence }),
+    ...(Number.isFinite(oldest) ? { oldestArrivalMs: oldest } : {}),
+  };
+}
+
+interface StagedTable {
+  readonly files: LedgerFile[];
+  readonly rejected: DeadLetterRecord[];
+  readonly rows: number;
+  readonly pending: number;
+  readonly path: TableIngest['path'];
+}
+
+async function stageTable(
+  deps: IngestDeps,
+  shardId: string,
+  records: readonly KinesisBatchRecord[],
+  w: TableWork,
+  columnar: ReturnType<FastPath['tables']['get']>,
+  staged: string[],
+  letter: (i: number, reason: DeadLetter['reason'], detail: string, table?: string) => DeadLetterRecord,
+): Promise<StagedTable> {
+  const cfg = deps.config;
+  const id = tableId(cfg, w.table);
+  const base = await deps.tables.get(id);
+  const candidates = partitionCandidatesFor(cfg, w.table);
+  const ldeps = loadDeps(deps);
+  const dataFiles: DataFile[] = [];
+  const specOf = new Map<DataFile, { schemaId: number; specId: number }>();
+  const rejected: DeadLetterRecord[] = [];
+  const pending: number[] = [];
+  let rows = 0;
+  let path: TableIngest['path'] = 'none';
+  const toLetter = (d: DeadLetter, index: number) => letter(index, d.reason, d.detail, w.table);
+  const noteFiles = (files: DataFile[], schemaId: number, specId: number) => {
+    for (const f of files) {
+      dataFiles.push(f);
+      specOf.set(f, { schemaId, specId });
+      rows += Number(f.record_count);
+    }
+  };
+
+  // JSON: the columnar fast path when the batch fits the table as it is.
+  let json = w.json;
+  if (columnar && columnar.rowCount > 0) {
+    const fitted =
+      base && json.length === 0 ? await columnarFits(deps, base, columnar, candidates, staged) : undefined;
+    if (fitted) {
+      noteFiles(fitted.files, fitted.schemaId, fitted.specId);
+      path = 'columnar';
+    } else json = mergeBySeq(json, reparse(columnar));
+  }
+  if (json.length > 0) {
+    const hints = hintsFor(cfg, w.table);
+    const inferrer = () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
+    const screened = await screen(ldeps, id, json, inferrer(), inferrer, { base });
+    for (const d of screened.rejected) rejected.push(toLetter(d, d.line - 1));
+    const accepted = screened.accepted;
+    if (accepted.length > 0) {
+      const fits = base !== undefined && evolve(base, screened.batchType, candidates).updates.length === 0;
+      if (fits && base) {
+        const out = await stage(ldeps, base, screened.batchType, candidates, accepted, staged);
+        for (const d of out.rejected) rejected.push(toLetter(d, d.line - 1));
+        noteFiles([...out.prepared.dataFiles], base.metadata['current-schema-id'], out.prepared.specId);
+        path = 'generic';
+      } else {
+        pending.push(...accepted.map((p) => p.seq));
+        path = 'pending';
+      }
+    }
+  }
+
+  // Avro: rows already typed by the writer schema.
+  if (w.avro.length > 0) {
+    const fit = base ? avroFits(base, w.avro, candidates) : undefined;
+    if (base && fit) {
+      for (const [i, why] of fit.conflicts)
+        rejected.push(letter(i, DeadLetterReason.TypeConflict, why, w.table));
+      const schema = currentSchema(base.metadata);
+      const spec = defaultSpec(base.metadata);
+      const out: Row[] = [];
+      for (const a of fit.fitting) {
+        const row = projectRow(a.decoded.row, { kind: 'struct', fields: schema.fields });
+        if (row instanceof ProjectFailure) {
+          rejected.push(
+            letter(
+              a.index,
+              DeadLetterReason.InvalidValue,
+              `table '${w.table}': column ${row.path}: ${row.why}`,
+              w.table,
+            ),
+          );
+        } else out.push(row);
+      }
+      const files = await writeGroupFiles(
+        ldeps,
+        base.metadata,
+        schema,
+        spec,
+        groupByPartition(spec, schema, out),
+        staged,
+      );
+      noteFiles(files, schema.schemaId, spec['spec-id']);
+      if (path === 'none') path = 'avro';
+    } else {
+      pending.push(...w.avro.map((a) => a.index));
+      path = 'pending';
+    }
+  }
+
+  const files: LedgerFile[] = [];
+  const compact = dataFiles.reduce((n, f) => n + dataFileToJson(f).length, 0) > MAX_DESCRIPTOR_CHARS;
+  for (const f of dataFiles) {
+    const ids = specOf.get(f)!;
+    files.push({
+      uri: f.file_path,
+      kind: 'data',
+      records: Number(f.record_count),
+      bytes: Number(f.file_size_in_bytes),
+      schemaId: ids.schemaId,
+      specId: ids.specId,
+      dataFile: dataFileToJson(compact ? withoutColumnMetrics(f) : f),
+    });
+  }
+  if (pending.length > 0) {
+    pending.sort((a, b) => a - b);
+    const fragment: FragmentRecord[] = pending.map((i) => {
+      const r = records[i]!;
+      const value = w.transformed.get(i);
+      return {
+        sequenceNumber: r.sequenceNumber,
+        partitionKey: r.partitionKey,
+        arrivalMs: r.arrivalMs,
+        data: r.data,
+        ...(value === undefined ? {} : { value }),
+      };
+    });
+    const bytes = encodeFragment({ table: w.table, shardId }, fragment);
+    const firstSeq = padSequence(records[pending[0]!]!.sequenceNumber).replace(/^0+(?=\d)/, '');
+    const uri = `${deps.stagingUri}/pending/${cfg.namespace}/${w.table}/${shardId}/${firstSeq}-${deps.ids.uuid()}.jsonl.gz`;
+    await deps.store.put(uri, bytes);
+    staged.push(uri);
+    files.push({ uri, kind: 'pending', records: pending.length, bytes: bytes.length });
+  }
+  return { files, rejected, rows, pending: pending.length, path };
+}
+
+/** Writes the fast path's columns as data files when the batch needs no change to the table. */
+async function columnarFits(
+  deps: IngestDeps,
+  base: LoadedTable,
+  columnar: NonNullable<ReturnType<FastPath['tables']['get']>>,
+  candidates: readonly string[],
+  staged: string[],
+): Promise<{ files: DataFile[]; schemaId: number; specId: number } | undefined> {
+  const cfg = deps.config;
+  const batchType = columnar.inferType(hintsFor(cfg, base.id.name), cfg.inference.detectTimestamps);
+  if (!batchType || batchType.fields.length === 0) return undefined;
+  let ev: ReturnType<typeof evolve>;
+  try {
+    ev = evolve(base, batchType, candidates);
+  } catch (e) {
+    if (isFloeError(e, ErrorKind.SchemaIncompatible)) return undefined;
+    throw e;
+  }
+  if (ev.updates.length > 0 || !supportsColumnar(ev.schema)) return undefined;
+  const columns = columnar.toColumnar(ev.schema);
+  if (!columns) return undefined;
+  try {
+    const files = await writeColumnarFiles(
+      loadDeps(deps),
+      base.metadata,
+      ev.schema,
+      ev.spec,
+      columns,
+      staged,
+    );
+    return { files, schemaId: ev.schema.schemaId, specId: ev.spec['spec-id'] };
+  } catch (e) {
+    if (e instanceof UseGenericPath) return undefined;
+    throw e;
+  }
+}
+
+/**
+ * Whether the table takes these Avro records as they are: every writer schema version joins the
+ * table without a change. Versions that cannot join at all are type conflicts (dead letters);
+ * undefined when some version needs the committer (new columns, a wider type, a new spec field).
+ */
+function avroFits(
+  base: LoadedTable,
+  items: readonly AvroItem[],
+  candidates: readonly string[],
+): { fitting: AvroItem[]; conflicts: [number, string][] } | undefined {
+  const verdict = new Map<string, string | true | false>();
+  const fitting: AvroItem[] = [];
+  const conflicts: [number, string][] = [];
+  for (const a of items) {
+    const v = a.decoded.schemaVersionId;
+    let ok = verdict.get(v);
+    if (ok === undefined) {
+      try {
+        ok = evolve(base, a.decoded.struct, candidates).updates.length === 0;
+      } catch (e) {
+        if (!isFloeError(e, ErrorKind.SchemaIncompatible)) throw e;
+        ok = `table '${base.id.name}': schema '${a.decoded.schemaName}' version ${a.decoded.versionNumber}: ${e.message}`;
+      }
+      verdict.set(v, ok);
+    }
+    if (ok === false) return undefined;
+    if (ok === true) fitting.push(a);
+    else conflicts.push([a.index, ok]);
+  }
+  return { fitting, conflicts };
+}
+
+export function tableId(cfg: FloeConfig, table: string): TableIdentifier {
+  return { namespace: cfg.namespace, name: table };
+}
+
+function loadDeps(deps: IngestDeps): LoadDeps {
+  return {
+    config: deps.config,
+    catalog: deps.catalog,
+    store: deps.store,
+    clock: deps.clock,
+    ids: deps.ids,
+    onDeadLetter: () => undefined,
+    ...(deps.maxRowsPerFile === undefined ? {} : { maxRowsPerFile: deps.maxRowsPerFile }),
+  };
+}
+
+function registryOf(deps: { readonly registry?: SchemaRegistry }): SchemaRegistry {
+  if (!deps.registry) throw new Error("stream format 'avro-gsr' needs a schema registry");
+  return deps.registry;
+}
+
+/** The routing field of an Avro row as the router sees JSON (a top-level or dotted path). */
+function routingView(row: Row, field: string): Record<string, unknown> {
+  const path = field.split('.');
+  let v: unknown = row;
+  for (const p of path)
+    v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[p] : undefined;
+  if (typeof v === 'bigint') v = v.toString();
+  const out: Record<string, unknown> = {};
+  let at = out;
+  for (let i = 0; i < path.length - 1; i++) {
+    const next: Record<string, unknown> = {};
+    at[path[i]!] = next;
+    at = next;
+  }
+  if (v !== undefined) at[path[path.length - 1]!] = v;
+  return out;
+}
+
+export function routeReason(reason: 'no-route' | 'illegal-name' | 'not-allowed'): DeadLetter['reason'] {
+  if (reason === 'illegal-name') return DeadLetterReason.IllegalTableName;
+  if (reason === 'not-allowed') return DeadLetterReason.TableNotAllowed;
+  return DeadLetterReason.NoRoute;
+}
+
+async function putAll(store: DeadLetterStore, letters: readonly DeadLetterRecord[]): Promise<void> {
+  for (let i = 0; i < letters.length; i += 16)
+    await Promise.all(letters.slice(i, i + 16).map((d) => store.put(d)));
+}
+
+export type { Router };
+export { registryOf };

@@ -1,0 +1,106 @@
+/**
+ * Pending fragments: records the ingest could not write as data files of their table because the
+ * table must first be created or evolved (new column, wider type, new partition field). Only the
+ * committer changes tables, so the ingest keeps these records, and the committer, under the table's
+ * lease, evolves the table and writes them with the evolved field ids.
+ *
+ * A fragment holds the records' original bytes rather than rows in a provisional schema: rewriting
+ * then applies the evolved schema's exact conversions (a value fitted to a timestamp, an int widened
+ * to long) from the source, and a record that no longer fits is dead-lettered with its original
+ * bytes and stream position. Format: gzip of JSON lines, a header line then one line per record.
+ */
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { ErrorKind, FloeError } from '../errors.ts';
+
+export interface FragmentHeader {
+  readonly table: string;
+  readonly shardId: string;
+}
+
+export interface FragmentRecord {
+  readonly sequenceNumber: string;
+  readonly partitionKey: string;
+  readonly arrivalMs: number;
+  /** The record's bytes as they came from the stream. */
+  readonly data: Uint8Array;
+  /** JSON records whose field lists changed them: the record to write, as JSON text. */
+  readonly value?: string;
+}
+
+const FORMAT = 'floe-pending-fragment';
+
+export function encodeFragment(header: FragmentHeader, records: readonly FragmentRecord[]): Uint8Array {
+  const lines = [
+    JSON.stringify({ format: FORMAT, version: 1, table: header.table, shardId: header.shardId }),
+  ];
+  for (const r of records) {
+    lines.push(
+      JSON.stringify({
+        s: r.sequenceNumber,
+        k: r.partitionKey,
+        t: r.arrivalMs,
+        d: Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength).toString('base64'),
+        ...(r.value === undefined ? {} : { v: r.value }),
+      }),
+    );
+  }
+  return new Uint8Array(gzipSync(`${lines.join('\n')}\n`, { level: 1 }));
+}
+
+export function decodeFragment(
+  bytes: Uint8Array,
+  where: string,
+): { header: FragmentHeader; records: FragmentRecord[] } {
+  let text: string;
+  try {
+    text = gunzipSync(bytes).toString('utf8');
+  } catch (e) {
+    throw bad(where, `not gzip (${(e as Error).message})`);
+  }
+  const lines = text.split('\n').filter((l) => l !== '');
+  const head = parse(lines[0] ?? '', where) as {
+    format?: unknown;
+    version?: unknown;
+    table?: unknown;
+    shardId?: unknown;
+  };
+  if (
+    head.format !== FORMAT ||
+    head.version !== 1 ||
+    typeof head.table !== 'string' ||
+    typeof head.shardId !== 'string'
+  ) {
+    throw bad(where, 'missing or unknown header');
+  }
+  const records = lines.slice(1).map((l, i): FragmentRecord => {
+    const o = parse(l, where) as { s?: unknown; k?: unknown; t?: unknown; d?: unknown; v?: unknown };
+    if (
+      typeof o.s !== 'string' ||
+      typeof o.k !== 'string' ||
+      typeof o.t !== 'number' ||
+      typeof o.d !== 'string'
+    ) {
+      throw bad(where, `record ${i + 1} is malformed`);
+    }
+    return {
+      sequenceNumber: o.s,
+      partitionKey: o.k,
+      arrivalMs: o.t,
+      data: new Uint8Array(Buffer.from(o.d, 'base64')),
+      ...(typeof o.v === 'string' ? { value: o.v } : {}),
+    };
+  });
+  return { header: { table: head.table, shardId: head.shardId }, records };
+}
+
+function parse(line: string, where: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch (e) {
+    throw bad(where, `not JSON lines (${(e as Error).message})`);
+  }
+}
+
+function bad(where: string, why: string): FloeError {
+  return new FloeError(ErrorKind.DataInvalid, `pending fragment ${where}: ${why}`, { context: { where } });
+}

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commitTable, runCommitter } from '../../lambdas/src/app/committer.ts';
+import { ingestBatch } from '../../lambdas/src/app/ingest.ts';
+import { currentSchema } from '../../lambdas/src/iceberg/table-metadata.ts';
+import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
+import { generate, groupByTable, sorted, tempDir } from '../helpers/e2e.ts';
+import { batchOf, committedIds, records, startPipeline } from '../helpers/pipeline.ts';
+
+let dynamo: LocalDynamo;
+const dirs: (() => void)[] = [];
+beforeAll(async () => {
+  dynamo = await startDynalite();
+});
+afterAll(async () => {
+  await dynamo?.close();
+  for (const d of dirs) d();
+});
+
+function dir(): string {
+  const t = tempDir('floe-stream-');
+  dirs.push(t.cleanup);
+  return t.dir;
+}
+
+function expectedIds(events: readonly Record<string, unknown>[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [t, evs] of groupByTable(events)) out.set(t, sorted(evs.map((e) => String(e.event_id))));
+  return out;
+}
+
+describe('ingest → committer', () => {
+  it('creates tables from pending fragments, then stages data files that fit, and evolves for v2', async () => {
+    const p = await startPipeline(dynamo, dir());
+    const v1 = generate(600, 'v1', 1);
+    const v2 = generate(400, 'v2', 2);
+    const shard = 'shardId-000000000000';
+    // First batch: no table yet → pending fragments.
+    const r1 = await ingestBatch(p.ingestDeps(), batchOf(shard, records(v1.lines.slice(0, 300), 0)));
+    expect(r1.failures).toEqual([]);
+    expect(r1.tables.every((t) => t.path === 'pending')).toBe(true);
+    const c1 = await runCommitter(p.committerDeps());
+    expect(c1.tables.map((t) => [t.table, t.status, t.created])).toEqual([
+      ['click_events', 'committed', true],
+      ['order_events', 'committed', true],
+      ['user_events', 'committed', true],
+    ]);
+    // Second batch: tables exist and fit → data files (the fast path).
+    const r2 = await ingestBatch(p.ingestDeps(), batchOf(shard, records(v1.lines.slice(300), 300)));
+    expect(r2.tables.map((t) => t.path)).toEqual(['columnar', 'columnar', 'columnar']);
+    // v2 adds columns → pending again; the committer evolves.
+    const r3 = await ingestBatch(p.ingestDeps(), batchOf(shard, records(v2.lines, 600)));
+    // order_events has no v2 field: it still fits.
+    expect(r3.tables.map((t) => [t.table, t.path])).toEqual([
+      ['click_events', 'pending'],
+      ['order_events', 'columnar'],
+      ['user_events', 'pending'],
+    ]);
+    const c2 = await runCommitter(p.committerDeps());
+    expect(c2.tables.every((t) => t.status === 'committed')).toBe(true);
+    const ids = await committedIds(p);
+    expect(ids).toEqual(expectedIds([...v1.events, ...v2.events]));
+    const click = await p.wh.catalog.loadTable({ namespace: 'default', name: 'click_events' });
+    const cols = currentSchema(click.metadata).fields.map((f) => f.name);
+    expect(cols).toContain('scroll_depth');
+    // Nothing left: a further run commits nothing.
+    const c3 = await runCommitter(p.committerDeps());
+    expect(c3.tables).toEqual([]);
+    // A replay of the whole stream (a retry) stages nothing new.
+    const again = await ingestBatch(p.ingestDeps(), batchOf(shard, records(v1.lines, 0)));
+    expect(again.skipped).toBe(600);
+    expect(await commitTable(p.committerDeps(), 'order_events')).toMatchObject({
+      status: 'nothing-to-commit',
+    });
+    expect(await committedIds(p)).toEqual(expectedIds([...v1.events, ...v2.events]));
+  });
+});
