@@ -86,6 +86,11 @@ export interface GuardsConfig {
 export interface FloeConfig {
   /** What stream records hold: JSON objects (default), or Avro framed by the Glue Schema Registry. */
   readonly format: 'json' | 'avro-gsr';
+  /**
+   * `avro-gsr` streams: records without the GSR header are read as JSON instead of dead-lettered
+   * (the serde library's secondary deserializer), so one stream can carry both. Default false.
+   */
+  readonly jsonFallback: boolean;
   /** Glue database / S3 Tables namespace. Default `default`. */
   readonly namespace: string;
   readonly routing: RoutingConfig;
@@ -122,6 +127,7 @@ export const DEFAULT_TABLE_PROPERTIES: Readonly<Record<string, string>> = Object
 
 const TOP_KEYS = [
   'format',
+  'jsonFallback',
   'namespace',
   'routing',
   'inference',
@@ -142,6 +148,7 @@ const ROUTING_KEYS = [
   'template',
   'defaultTable',
   'allowList',
+  'avroRouteBy',
 ] as const;
 const INFERENCE_KEYS = ['hints', 'detectTimestamps'] as const;
 const PARTITIONING_KEYS = ['candidates', 'tables'] as const;
@@ -228,6 +235,13 @@ export function parseConfig(json: unknown): FloeConfig {
     format = root.format;
   }
 
+  let jsonFallback = false;
+  if (root.jsonFallback !== undefined) {
+    if (typeof root.jsonFallback !== 'boolean')
+      invalid('jsonFallback', 'expected true or false', root.jsonFallback);
+    jsonFallback = root.jsonFallback;
+  }
+
   let formatVersion: 2 | 3 = 2;
   if (root.formatVersion !== undefined) {
     if (root.formatVersion !== 2 && root.formatVersion !== 3)
@@ -246,6 +260,7 @@ export function parseConfig(json: unknown): FloeConfig {
 
   return {
     format,
+    jsonFallback,
     namespace,
     routing: parseRouting(root.routing),
     inference: parseInference(root.inference),
@@ -398,6 +413,14 @@ function parseRouting(v: unknown): RoutingConfig {
     suffix,
     ...(template === undefined ? {} : { template }),
     defaultTable,
+    ...(o.avroRouteBy === undefined
+      ? {}
+      : {
+          avroRouteBy:
+            o.avroRouteBy === 'schema-name' || o.avroRouteBy === 'fields'
+              ? o.avroRouteBy
+              : invalid('routing.avroRouteBy', "expected 'schema-name' or 'fields'", o.avroRouteBy),
+        }),
     ...(o.allowList === undefined
       ? {}
       : {

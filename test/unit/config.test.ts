@@ -29,6 +29,7 @@ describe('parseConfig defaults', () => {
     const c = parseConfig({});
     expect(c).toEqual({
       format: 'json',
+      jsonFallback: false,
       namespace: 'default',
       routing: { routingField: 'event_type', suffix: '_events', defaultTable: 'unknown_events' },
       inference: { hints: {}, detectTimestamps: true },

@@ -146,7 +146,11 @@ export async function commitAppend(deps: CommitDeps, req: AppendRequest): Promis
       await cleanUpOldMetadata(deps.store, base, committed);
       return { table: committed, attempts: attempt, ...(snapshot ? { snapshot } : {}) };
     } catch (e) {
-      await Promise.all(attemptFiles.map((f) => deps.store.delete(f).catch(() => undefined)));
+      // Only a conflict says for sure that the swap did not happen; after any other failure the new
+      // metadata may be live and reference these files, so they stay (an orphan is harmless).
+      if (isFloeError(e, ErrorKind.CommitConflict)) {
+        await Promise.all(attemptFiles.map((f) => deps.store.delete(f).catch(() => undefined)));
+      }
       if (!isFloeError(e, ErrorKind.CommitConflict) || attempt >= maxAttempts) {
         if (isFloeError(e, ErrorKind.CommitConflict)) {
           throw new FloeError(

@@ -296,6 +296,7 @@ async function decodePending(
         ? decodeJsonRecord(r.data)
         : await decodeRecord(r.data, {
             format: deps.config.format,
+            jsonFallback: deps.config.jsonFallback,
             lookupSchema: (id) => registryOf(deps).getSchemaVersion(id),
           });
     if (d.kind === 'json') out.push({ kind: 'json', item, value: d.value });

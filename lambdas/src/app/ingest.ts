@@ -30,6 +30,7 @@ import { type DecodedAvro, decodeJsonRecord, decodeRecord } from '../records/dec
 import { formatJsonRecord, type JsonObject } from '../records/json-line.ts';
 import type { KinesisBatch, KinesisBatchRecord } from '../records/kinesis-event.ts';
 import { compileRouter, type Router } from '../routing/index.ts';
+import { compileSchemaNameRouter } from '../routing/route.ts';
 import { StructInferrer } from '../schema/infer.ts';
 import { ProjectFailure, projectRow } from '../schema/project.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
@@ -153,6 +154,7 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
 
   const tails = await deps.ledger.shardTails(shardId);
   const router = compileRouter(cfg.routing);
+  const bySchemaName = compileSchemaNameRouter(cfg.routing);
   const rules = hasRecordRules(cfg) ? await RecordRules.create(cfg, deps.catalog) : undefined;
   const fast =
     cfg.format === 'json' && deps.fastPath !== false && fastRouting(cfg)
@@ -186,6 +188,7 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
           ? decodeJsonRecord(r.data)
           : await decodeRecord(r.data, {
               format: cfg.format,
+              jsonFallback: cfg.jsonFallback,
               lookupSchema: (id) => registryOf(deps).getSchemaVersion(id),
             });
     } catch (e) {
@@ -199,7 +202,10 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
       continue;
     }
     if (decoded.kind === 'avro') {
-      const route = router(routingView(decoded.row, cfg.routing.routingField));
+      const route =
+        cfg.routing.avroRouteBy === 'fields'
+          ? router(routingView(decoded.row, cfg.routing.routingField))
+          : bySchemaName(decoded.recordName);
       if (!route.ok) {
         reject(letter(i, routeReason(route.reason), route.detail));
         continue;
@@ -271,11 +277,13 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
     const first = Math.min(...indices);
     const last = Math.max(...indices);
     const staged: string[] = [];
+    let entryTried = false;
     try {
       const out = await stageTable(deps, shardId, records, w, columnar, staged, letter);
       await putAll(deps.deadLetters, out.rejected);
       for (const d of out.rejected) deadCounts[d.reason] = (deadCounts[d.reason] ?? 0) + 1;
       if (out.files.length > 0) {
+        entryTried = true;
         await deps.ledger.appendEntry({
           table: w.table,
           shardId,
@@ -300,7 +308,11 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
         path: out.path,
       });
     } catch (error) {
-      await Promise.all(staged.map((f) => deps.store.delete(f).catch(() => undefined)));
+      // Once the entry was sent, only a conflict proves it was not written: otherwise it may name
+      // these files, so they stay (the retry skips the records if the entry exists).
+      if (!entryTried || isFloeError(error, ErrorKind.CommitConflict)) {
+        await Promise.all(staged.map((f) => deps.store.delete(f).catch(() => undefined)));
+      }
       deps.tables.invalidate(tableId(cfg, w.table));
       failures.push({ table: w.table, firstSequence: records[first]!.sequenceNumber, error });
     }

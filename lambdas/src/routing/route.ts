@@ -28,6 +28,11 @@ export interface RoutingConfig {
   readonly defaultTable: string | null;
   /** If set, only these tables may receive records. */
   readonly allowList?: readonly string[];
+  /**
+   * Avro records: `schema-name` (default, as the AWS sample) routes by the writer schema's name
+   * (`OrderEvent` → `orderevent`); `fields` routes them by their fields like JSON records.
+   */
+  readonly avroRouteBy?: 'schema-name' | 'fields';
 }
 
 /** Defaults matching the AWS sample. */
@@ -38,7 +43,7 @@ export const DEFAULT_ROUTING: RoutingConfig = Object.freeze({
 });
 
 /** Which rule chose the table. */
-export type RouteRule = 'table-field' | 'template' | 'routing-field' | 'default';
+export type RouteRule = 'table-field' | 'template' | 'routing-field' | 'default' | 'schema-name';
 
 /** The table for a record, or why there is none. */
 export type RouteResult =
@@ -121,15 +126,7 @@ export function compileRouter(cfg: RoutingConfig): Router {
   const suffix = cfg.suffix;
   const maxBase = MAX_TABLE_NAME_LENGTH - suffix.length;
 
-  const finish = (table: string, rule: RouteRule): RouteResult => {
-    if (!isLegalTableName(table)) {
-      return { ok: false, reason: 'illegal-name', detail: `table name '${table}' is not legal` };
-    }
-    if (allow !== undefined && rule !== 'default' && !allow.has(table)) {
-      return { ok: false, reason: 'not-allowed', detail: `table '${table}' is not in routing.allowList` };
-    }
-    return { ok: true, table, rule };
-  };
+  const finish = finisher(cfg);
 
   return (record) => {
     if (tablePath !== undefined) {
@@ -193,6 +190,45 @@ export function compileRouter(cfg: RoutingConfig): Router {
       };
     }
     return finish(cfg.defaultTable, 'default');
+  };
+}
+
+function finisher(cfg: RoutingConfig): (table: string, rule: RouteRule) => RouteResult {
+  const allow = cfg.allowList === undefined ? undefined : new Set(cfg.allowList);
+  return (table, rule) => {
+    if (!isLegalTableName(table)) {
+      return { ok: false, reason: 'illegal-name', detail: `table name '${table}' is not legal` };
+    }
+    if (allow !== undefined && rule !== 'default' && !allow.has(table)) {
+      return { ok: false, reason: 'not-allowed', detail: `table '${table}' is not in routing.allowList` };
+    }
+    return { ok: true, table, rule };
+  };
+}
+
+/**
+ * Routes Avro records by their writer schema's name (short name, without namespace): lower-cased,
+ * `-` and `.` → `_`, sanitised like every table name (`OrderEvent` → `orderevent`).
+ */
+export function compileSchemaNameRouter(cfg: RoutingConfig): (schemaName: string) => RouteResult {
+  const finish = finisher(cfg);
+  const cache = new Map<string, RouteResult>();
+  return (schemaName) => {
+    let r = cache.get(schemaName);
+    if (r === undefined) {
+      const short = schemaName.slice(schemaName.lastIndexOf('.') + 1);
+      const name = sanitizeTableName(short.replace(/-/g, '_'));
+      r =
+        name === undefined
+          ? {
+              ok: false,
+              reason: 'illegal-name',
+              detail: `schema name ${shown(schemaName)} cannot be a table name`,
+            }
+          : finish(name, 'schema-name');
+      cache.set(schemaName, r);
+    }
+    return r;
   };
 }
 
