@@ -5,12 +5,14 @@
  */
 import { createLedgerTable, DynamoLedger } from '../../lambdas/src/adapters/aws/dynamodb-ledger.ts';
 import { DynamoLock } from '../../lambdas/src/adapters/aws/dynamodb-lock.ts';
+import type { LocalObjectStore } from '../../lambdas/src/adapters/local/local-object-store.ts';
 import { seededIds, systemClock } from '../../lambdas/src/adapters/local/system-clock.ts';
 import { ObjectStoreDeadLetterStore } from '../../lambdas/src/adapters/object-dead-letter-store.ts';
 import type { CommitterDeps } from '../../lambdas/src/app/committer.ts';
 import type { IngestDeps } from '../../lambdas/src/app/ingest.ts';
 import { TableCache } from '../../lambdas/src/app/table-cache.ts';
 import { type FloeConfig, parseConfig } from '../../lambdas/src/config.ts';
+import type { Catalog } from '../../lambdas/src/ports/catalog.ts';
 import type { Clock, Ids } from '../../lambdas/src/ports/clock.ts';
 import type { SchemaRegistry } from '../../lambdas/src/ports/schema-registry.ts';
 import { IcebergQueryEngine } from '../../lambdas/src/query/engine.ts';
@@ -107,14 +109,23 @@ export function batchOf(shardId: string, recs: KinesisBatchRecord[]): KinesisBat
 
 /** Event ids per table of everything committed (sorted multiset), read by DuckDB through our scan planner. */
 export async function committedIds(p: Pipeline, idColumn = 'event_id'): Promise<Map<string, string[]>> {
+  return committedIdsOf(p.wh.catalog, p.wh.store, p.config.namespace, idColumn);
+}
+
+export async function committedIdsOf(
+  catalog: Catalog,
+  store: LocalObjectStore,
+  namespace: string,
+  idColumn = 'event_id',
+): Promise<Map<string, string[]>> {
   const engine = new IcebergQueryEngine({
-    read: (uri) => p.wh.store.get(uri),
-    resolvePath: (uri) => p.wh.store.pathOf(uri),
+    read: (uri) => store.get(uri),
+    resolvePath: (uri) => store.pathOf(uri),
   });
   const out = new Map<string, string[]>();
   try {
-    for (const name of await p.wh.catalog.listTables(p.config.namespace).catch(() => [])) {
-      const t = await p.wh.catalog.loadTable({ namespace: p.config.namespace, name });
+    for (const name of await catalog.listTables(namespace).catch(() => [])) {
+      const t = await catalog.loadTable({ namespace, name });
       if (t.metadata['current-snapshot-id'] === undefined || t.metadata['current-snapshot-id'] === null) {
         out.set(name, []);
         continue;

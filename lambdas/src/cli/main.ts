@@ -130,6 +130,32 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     });
 
   program
+    .command('generate')
+    .description(
+      "write the sample's events to a Kinesis stream (local kinesalite or AWS), as JSON or GSR-framed Avro",
+    )
+    .option('--stream <name>', 'stream name', 'floe-events')
+    .option('--endpoint <url>', 'Kinesis endpoint of a local stack (see `floe local up`); default: AWS')
+    .option('--region <region>', 'AWS region (default: $AWS_REGION)')
+    .option('-n, --events <n>', 'how many events', '1000')
+    .option(
+      '--version <v>',
+      'v1 (no optional fields) or v2 (adds user_agent, scroll_depth, payment_method …)',
+      'v1',
+    )
+    .option('--format <f>', 'json or avro (GSR-framed, schemas registered)', 'json')
+    .option('-w, --warehouse <dir>', 'local stack warehouse (its schema registry is <dir>/_registry.json)')
+    .option('--registry-file <file>', 'local schema registry file (avro)')
+    .option('--registry-name <name>', 'Glue Schema Registry name (avro on AWS)')
+    .option('--rate <n>', 'events per second (0: as fast as possible)', '0')
+    .option('-s, --seed <s>', 'random seed', '42')
+    .option('--record-to <file>', 'append every event sent to this NDJSON file')
+    .action(async (opts) => {
+      const { generateCommand } = await import('./generate-command.ts');
+      await generateCommand(opts, out);
+    });
+
+  program
     .command('demo')
     .description('run the pipeline end to end on sample events and show the tables it made')
     .option('-w, --warehouse <dir>', 'keep the tables in this folder (default: a temporary folder)')

@@ -1,0 +1,155 @@
+/**
+ * `floe generate`: the public sample's events (ORDER, USER, CLICK; v1 or v2; ~10 % duplicate
+ * deliveries, ~5 % late) written to a Kinesis stream, local (kinesalite, `--endpoint`) or real
+ * (the SDK's default credentials and region), as JSON or as GSR-framed Avro with the writer schemas
+ * registered (local registry file, or a Glue Schema Registry). `--record-to` keeps an NDJSON copy of
+ * every event sent, in the order sent.
+ */
+import { promises as fs } from 'node:fs';
+import http from 'node:http';
+import { join, resolve } from 'node:path';
+import { KinesisClient } from '@aws-sdk/client-kinesis';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { type ProducerRecord, putRecords } from '../adapters/aws/kinesis-producer.ts';
+import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
+import { avroDatumType } from '../avro/datum.ts';
+import { ErrorKind, FloeError } from '../errors.ts';
+import type { SchemaRegistry, SchemaVersion } from '../ports/schema-registry.ts';
+import { encodeGsrFrame } from '../records/gsr.ts';
+import { sampleAvroDatum } from '../sample/sample-avro.ts';
+import { sampleEvents, toNdjsonLine } from '../sample/sample-events.ts';
+
+export interface GenerateOptions {
+  readonly stream?: string;
+  readonly endpoint?: string;
+  readonly region?: string;
+  readonly events?: string;
+  readonly version?: string;
+  readonly format?: string;
+  readonly warehouse?: string;
+  readonly registryFile?: string;
+  readonly registryName?: string;
+  readonly rate?: string;
+  readonly seed?: string;
+  readonly recordTo?: string;
+}
+
+export interface GenerateResult {
+  readonly sent: number;
+  readonly byType: Readonly<Record<string, number>>;
+}
+
+function positiveInt(name: string, v: string | undefined, dflt: number, allowZero = false): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < (allowZero ? 0 : 1)) {
+    throw new FloeError(
+      ErrorKind.ConfigInvalid,
+      `--${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${v}`,
+    );
+  }
+  return n;
+}
+
+export function kinesisClientFor(endpoint: string | undefined, region: string | undefined): KinesisClient {
+  const r = region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
+  if (endpoint === undefined) return new KinesisClient({ region: r });
+  return new KinesisClient({
+    region: r,
+    endpoint,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    // kinesalite speaks HTTP/1.1 only.
+    requestHandler: new NodeHttpHandler({ httpAgent: new http.Agent({ keepAlive: true }) }),
+  });
+}
+
+async function registryFor(
+  opts: GenerateOptions,
+): Promise<SchemaRegistry & Required<Pick<SchemaRegistry, 'register'>>> {
+  if (opts.registryName !== undefined) {
+    const { GlueSchemaRegistry, createGlueClient } = await import('../adapters/aws/glue-schema-registry.ts');
+    const r = new GlueSchemaRegistry({
+      glue: createGlueClient(opts.region === undefined ? {} : { region: opts.region }),
+      registryName: opts.registryName,
+    });
+    return r as SchemaRegistry & Required<Pick<SchemaRegistry, 'register'>>;
+  }
+  const file =
+    opts.registryFile ??
+    (opts.warehouse !== undefined ? join(resolve(opts.warehouse), '_registry.json') : undefined);
+  if (file === undefined) {
+    throw new FloeError(
+      ErrorKind.ConfigInvalid,
+      '--format avro needs a schema registry: --registry-name NAME (Glue), or --registry-file FILE / -w DIR (local)',
+    );
+  }
+  const { LocalSchemaRegistry } = await import('../adapters/local/local-schema-registry.ts');
+  return new LocalSchemaRegistry({ ids: randomIds, file: resolve(file) });
+}
+
+export async function generateCommand(
+  opts: GenerateOptions,
+  out: (s: string) => void,
+  client: KinesisClient = kinesisClientFor(opts.endpoint, opts.region),
+): Promise<GenerateResult> {
+  const n = positiveInt('events', opts.events, 1000);
+  const rate = positiveInt('rate', opts.rate, 0, true);
+  const seed = positiveInt('seed', opts.seed, 42, true);
+  const version = opts.version ?? 'v1';
+  if (version !== 'v1' && version !== 'v2')
+    throw new FloeError(ErrorKind.ConfigInvalid, `--version must be v1 or v2, got ${version}`);
+  const format = opts.format ?? 'json';
+  if (format !== 'json' && format !== 'avro')
+    throw new FloeError(ErrorKind.ConfigInvalid, `--format must be json or avro, got ${format}`);
+  const stream = opts.stream ?? 'floe-events';
+  const registry = format === 'avro' ? await registryFor(opts) : undefined;
+  const versions = new Map<string, { version: SchemaVersion; type: ReturnType<typeof avroDatumType> }>();
+
+  const events = sampleEvents({ seed, nowMs: systemClock.nowMs(), version });
+  const byType: Record<string, number> = {};
+  const recorded: string[] = [];
+  const chunk = rate > 0 ? Math.max(1, Math.min(500, rate)) : 500;
+  let sent = 0;
+  const started = Date.now();
+  out(
+    `sending ${n} ${version} ${format} events to stream ${stream}${opts.endpoint ? ` at ${opts.endpoint}` : ''}`,
+  );
+  while (sent < n) {
+    const batch: ProducerRecord[] = [];
+    for (let i = 0; i < chunk && sent + batch.length < n; i++) {
+      const ev = events.next().value as Record<string, unknown>;
+      const line = toNdjsonLine(ev);
+      recorded.push(line);
+      byType[String(ev.event_type)] = (byType[String(ev.event_type)] ?? 0) + 1;
+      let data: Uint8Array;
+      if (registry) {
+        const a = sampleAvroDatum(JSON.parse(line) as Record<string, unknown>, version);
+        const key = `${a.schemaName}/${version}`;
+        let v = versions.get(key);
+        if (!v) {
+          const registered = await registry.register(a.schemaName, JSON.stringify(a.schema), 'AVRO');
+          v = { version: registered, type: avroDatumType(a.schema) };
+          versions.set(key, v);
+          out(`  schema ${a.schemaName} version ${registered.versionNumber} (${registered.id})`);
+        }
+        data = encodeGsrFrame(v.version.id, v.type.encode(a.datum));
+      } else data = new TextEncoder().encode(line);
+      batch.push({ data, partitionKey: String(ev.event_id) });
+    }
+    await putRecords(client, stream, batch);
+    sent += batch.length;
+    if (sent % 5000 < batch.length || sent === n) out(`  ${sent}/${n} sent`);
+    if (rate > 0) {
+      const due = started + (sent / rate) * 1000;
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+  if (opts.recordTo !== undefined) await fs.appendFile(resolve(opts.recordTo), `${recorded.join('\n')}\n`);
+  out(
+    `sent ${sent} events: ${Object.entries(byType)
+      .map(([t, c]) => `${t} ${c}`)
+      .join(', ')}`,
+  );
+  return { sent, byType };
+}
