@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generate, groupByTable, type Json, NOW_MS, tempDir } from '../helpers/e2e.ts';
+import { generate, groupByTable, type Json, NOW_MS, sorted, tableOf, tempDir } from '../helpers/e2e.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin/floe.mjs');
@@ -222,43 +222,61 @@ describe('floe load, tables, describe, snapshots, query', () => {
 });
 
 describe('floe demo', () => {
-  it('exits 0 and leaves tables holding exactly the events it sent', async () => {
+  /** The demo's tables: JSON events by `event_type` + `_events`, Avro events by writer schema name. */
+  function expectedTables(sent: readonly Json[], jsonCount: number): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    sent.forEach((e, i) => {
+      const t = i < jsonCount ? tableOf(e) : `${String(e.event_type).toLowerCase()}event`;
+      out.set(t, [...(out.get(t) ?? []), String(e.event_id)]);
+    });
+    return out;
+  }
+
+  async function checkDemo(wh: string, sentFile: string, n: number) {
+    const sent = readFileSync(sentFile, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Json);
+    expect(sent).toHaveLength(2 * n + Math.ceil(n / 2));
+    const byTable = expectedTables(sent, 2 * n);
+    expect(readdirSync(join(wh, 'default')).sort()).toEqual([...byTable.keys()].sort());
+    // Every table's event ids, queried through the CLI, equal what was sent (duplicates included).
+    for (const [t, ids] of byTable) {
+      const q = await floe('query', '--json', '-w', wh, `select event_id from ${t}`);
+      expect(q.code).toBe(0);
+      const got = q.stdout
+        .trim()
+        .split('\n')
+        .map((l) => String((JSON.parse(l) as Json).event_id));
+      expect(sorted(got), t).toEqual(sorted(ids));
+    }
+  }
+
+  it('streams through the local stack and leaves tables holding exactly the events it sent', async () => {
     const wh = join(tmp.dir, 'demo');
     const sentFile = join(tmp.dir, 'demo-sent.ndjson');
     const r = await floe('demo', '-n', '300', '-w', wh, '--record-to', sentFile);
     expect(r.stderr).not.toMatch(/^floe: /m);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('every table holds exactly the events sent');
-    const sent = readFileSync(sentFile, 'utf8')
-      .trimEnd()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Json);
-    expect(sent).toHaveLength(600);
-    const byTable = groupByTable(sent);
-    expect(readdirSync(join(wh, 'default')).sort()).toEqual([...byTable.keys()].sort());
-    for (const [t, evs] of byTable) {
-      const m = metadataJson(wh, t);
-      const cur = (m.snapshots as Json[]).find(
-        (s) => String(s['snapshot-id']) === String(m['current-snapshot-id']),
-      )!;
-      expect(Number((cur.summary as Json)['total-records']), t).toBe(evs.length);
-    }
-    // And queried through the CLI, each table's count matches.
-    const q = await floe(
-      'query',
-      '--json',
-      '-w',
-      wh,
-      [...byTable.keys()].map((t) => `select '${t}' as t, count(*) as n from ${t}`).join(' union all '),
-    );
-    expect(q.code).toBe(0);
-    const counts = Object.fromEntries(
-      q.stdout
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as Json)
-        .map((x) => [x.t, Number(x.n)]),
-    );
-    expect(counts).toEqual(Object.fromEntries([...byTable].map(([t, evs]) => [t, evs.length])));
+    expect(r.stdout).toContain('every table holds exactly the events sent, each exactly once');
+    expect(r.stdout).toMatch(/schema evolved: .*scroll_depth/);
+    await checkDemo(wh, sentFile, 300);
+  });
+
+  it('--chaos injects faults and the check still holds', async () => {
+    const wh = join(tmp.dir, 'demo-chaos');
+    const sentFile = join(tmp.dir, 'demo-chaos-sent.ndjson');
+    const r = await floe('demo', '-n', '400', '-s', '11', '--chaos', '-w', wh, '--record-to', sentFile);
+    expect(r.code).toBe(0);
+    const injected = /chaos injected: (.*)/.exec(r.stdout)?.[1] ?? '';
+    const numbers = [...injected.matchAll(/\d+/g)].map((m) => Number(m[0]));
+    expect(numbers.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    await checkDemo(wh, sentFile, 400);
+  });
+
+  it('refuses a warehouse that already holds tables', async () => {
+    const r = await floe('demo', '-n', '10', '-w', join(tmp.dir, 'demo'));
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/already holds tables/);
   });
 });

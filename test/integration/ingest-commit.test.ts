@@ -74,3 +74,40 @@ describe('ingest → committer', () => {
     expect(await committedIds(p)).toEqual(expectedIds([...v1.events, ...v2.events]));
   });
 });
+
+describe('a table that nothing can create', () => {
+  it('dead-letters records of an Avro schema without fields and settles their entries', async () => {
+    const { LocalSchemaRegistry } = await import('../../lambdas/src/adapters/local/local-schema-registry.ts');
+    const { seededIds } = await import('../../lambdas/src/adapters/local/system-clock.ts');
+    const { encodeGsrFrame } = await import('../../lambdas/src/records/gsr.ts');
+    const registry = new LocalSchemaRegistry({ ids: seededIds(3) });
+    const empty = await registry.register(
+      'Nothing',
+      JSON.stringify({ type: 'record', name: 'Nothing', fields: [] }),
+    );
+    const p = await startPipeline(dynamo, dir(), { config: { format: 'avro-gsr' }, registry });
+    const shard = 'shardId-000000000001';
+    const payloads = [0, 1, 2].map(() => encodeGsrFrame(empty.id, new Uint8Array(0)));
+    const r = await ingestBatch(p.ingestDeps(), batchOf(shard, records(payloads)));
+    expect(r.tables).toMatchObject([{ table: 'nothing', pending: 3 }]);
+    const c = await commitTable(p.committerDeps(), 'nothing');
+    expect(c).toMatchObject({
+      status: 'nothing-to-commit',
+      entries: 1,
+      deadLetters: { 'no-typed-values': 3 },
+    });
+    expect(await p.wh.catalog.tableExists({ namespace: 'default', name: 'nothing' })).toBe(false);
+    const letters = await p.deadLetters.list();
+    expect(letters.map((d) => [d.reason, d.sequenceNumber])).toEqual(
+      records(payloads).map((x) => ['no-typed-values', x.sequenceNumber]),
+    );
+    expect(letters[0]!.rawBase64).toBe(Buffer.from(payloads[0]!).toString('base64'));
+    // Settled: a later run finds nothing, and a redelivery is skipped.
+    expect(await commitTable(p.committerDeps(), 'nothing')).toMatchObject({
+      status: 'nothing-to-commit',
+      entries: 0,
+    });
+    const again = await ingestBatch(p.ingestDeps(), batchOf(shard, records(payloads)));
+    expect(again.skipped).toBe(3);
+  });
+});

@@ -125,6 +125,10 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
       const decoded = await decodePending(deps, table, runs, fragments);
       const type = await creationType(deps, table, decoded);
       if (type) created = await createTable(loadDeps(deps), id, type, partitionCandidatesFor(cfg, table));
+      else {
+        const settled = await settleWithoutTable(deps, table, runs, decoded);
+        if (settled) return { ...empty, ...settled, durationMs: deps.clock.nowMs() - started };
+      }
     }
     const result = await commitAppend(deps, {
       table: id,
@@ -335,7 +339,7 @@ async function creationType(
     const avro = decoded.find((d) => d.kind === 'avro') as Extract<Decoded, { kind: 'avro' }> | undefined;
     type = avro?.decoded.struct;
   }
-  return type;
+  return type && type.fields.length > 0 ? type : undefined;
 }
 
 function pendingRecord(d: Extract<Decoded, { kind: 'json' }>, ordinal: number): PendingRecord {
@@ -534,6 +538,60 @@ async function build(
       written,
     },
   };
+}
+
+/**
+ * A table that does not exist and whose staged records cannot create it (none has a typed value,
+ * e.g. every field dropped by field lists): every record is dead-lettered and the entries are
+ * marked committed, as no commit could ever hold them. Only when the runs name no data file.
+ */
+async function settleWithoutTable(
+  deps: CommitterDeps,
+  table: string,
+  runs: ReadonlyMap<string, LedgerEntry[]>,
+  decoded: readonly Decoded[],
+): Promise<Pick<TableCommitResult, 'status' | 'entries' | 'deadLetters'> | undefined> {
+  const entries = [...runs.values()].flat();
+  if (entries.length === 0 || entries.some((e) => e.files.some((f) => f.kind !== 'pending')))
+    return undefined;
+  const counts: Record<string, number> = {};
+  const letters = decoded.map((d) => {
+    const r = d.item.record;
+    const reason = d.kind === 'bad' ? d.reason : DeadLetterReason.NoTypedValues;
+    const detail =
+      d.kind === 'bad' ? d.detail : `table '${table}': no record has a typed value to create the table from`;
+    counts[reason] = (counts[reason] ?? 0) + 1;
+    const text = deps.config.format === 'json' || r.value !== undefined;
+    return deadLetterRecord(
+      {
+        source: d.item.shardId,
+        line: 0,
+        reason,
+        detail,
+        table,
+        raw: text ? (r.value ?? new TextDecoder().decode(r.data)) : '',
+      },
+      {
+        shardId: d.item.shardId,
+        sequenceNumber: r.sequenceNumber,
+        partitionKey: r.partitionKey,
+        arrivalTimeMs: r.arrivalMs,
+        ...(text ? {} : { rawBase64: Buffer.from(r.data).toString('base64') }),
+      },
+    );
+  });
+  for (let i = 0; i < letters.length; i += 16)
+    await Promise.all(letters.slice(i, i + 16).map((d) => deps.deadLetters.put(d)));
+  await Promise.all(
+    [...runs].map(([shard, run]) =>
+      deps.ledger.markCommitted(table, shard, run[run.length - 1]!.lastSequence),
+    ),
+  );
+  await deleteQuietly(
+    deps,
+    entries.flatMap((e) => e.files.map((f) => f.uri)),
+  );
+  return { status: 'nothing-to-commit', entries: entries.length, deadLetters: counts };
 }
 
 async function markDone(

@@ -193,7 +193,7 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
             });
     } catch (e) {
       // The registry is unreachable: stage what came before, retry from this record.
-      failures.push({ table: '', firstSequence: r.sequenceNumber, error: e });
+      failures.push({ table: '(schema registry)', firstSequence: r.sequenceNumber, error: e });
       records = records.slice(0, i);
       break;
     }
@@ -249,9 +249,9 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
       const prov = columnar.provenance;
       if (isStaged(w.table, prov[0]!.seq)) {
         // A retry: rare, so the skipped table takes the generic path.
+        // All its rows count as skipped; the unstaged rest joins `json`, netted out just below.
         skipped += columnar.rowCount;
         const rest = reparse(columnar).filter((p) => !isStaged(w.table, p.seq));
-        skipped -= rest.length;
         json = mergeBySeq(json, rest);
         fast?.tables.delete(w.table);
       }

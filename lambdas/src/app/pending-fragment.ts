@@ -58,7 +58,7 @@ export function decodeFragment(
     throw bad(where, `not gzip (${(e as Error).message})`);
   }
   const lines = text.split('\n').filter((l) => l !== '');
-  const head = parse(lines[0] ?? '', where) as {
+  const head = (parse(lines[0] ?? '', where) ?? {}) as {
     format?: unknown;
     version?: unknown;
     table?: unknown;
@@ -73,7 +73,7 @@ export function decodeFragment(
     throw bad(where, 'missing or unknown header');
   }
   const records = lines.slice(1).map((l, i): FragmentRecord => {
-    const o = parse(l, where) as { s?: unknown; k?: unknown; t?: unknown; d?: unknown; v?: unknown };
+    const o = (parse(l, where) ?? {}) as { s?: unknown; k?: unknown; t?: unknown; d?: unknown; v?: unknown };
     if (
       typeof o.s !== 'string' ||
       typeof o.k !== 'string' ||

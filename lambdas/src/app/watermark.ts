@@ -35,7 +35,13 @@ export function decodeWatermark(text: string, where: string): Map<string, string
     throw bad(where, `not JSON (${(e as Error).message})`);
   }
   const o = doc as { format?: unknown; version?: unknown; shards?: unknown };
-  if (o?.format !== FORMAT || o.version !== 1 || typeof o.shards !== 'object' || o.shards === null) {
+  if (
+    o?.format !== FORMAT ||
+    o.version !== 1 ||
+    typeof o.shards !== 'object' ||
+    o.shards === null ||
+    Array.isArray(o.shards)
+  ) {
     throw bad(where, `expected {"format":"${FORMAT}","version":1,"shards":{…}}`);
   }
   const out = new Map<string, string>();

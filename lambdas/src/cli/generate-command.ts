@@ -76,7 +76,7 @@ async function registryFor(
   }
   const file =
     opts.registryFile ??
-    (opts.warehouse !== undefined ? join(resolve(opts.warehouse), '_registry.json') : undefined);
+    (opts.warehouse !== undefined ? join(resolve(opts.warehouse), '_floe', 'registry.json') : undefined);
   if (file === undefined) {
     throw new FloeError(
       ErrorKind.ConfigInvalid,
@@ -91,6 +91,8 @@ export async function generateCommand(
   opts: GenerateOptions,
   out: (s: string) => void,
   client: KinesisClient = kinesisClientFor(opts.endpoint, opts.region),
+  /** Register schemas here instead of the registry the options name (the demo's own stack). */
+  givenRegistry?: SchemaRegistry & Required<Pick<SchemaRegistry, 'register'>>,
 ): Promise<GenerateResult> {
   const n = positiveInt('events', opts.events, 1000);
   const rate = positiveInt('rate', opts.rate, 0, true);
@@ -102,7 +104,7 @@ export async function generateCommand(
   if (format !== 'json' && format !== 'avro')
     throw new FloeError(ErrorKind.ConfigInvalid, `--format must be json or avro, got ${format}`);
   const stream = opts.stream ?? 'floe-events';
-  const registry = format === 'avro' ? await registryFor(opts) : undefined;
+  const registry = format === 'avro' ? (givenRegistry ?? (await registryFor(opts))) : undefined;
   const versions = new Map<string, { version: SchemaVersion; type: ReturnType<typeof avroDatumType> }>();
 
   const events = sampleEvents({ seed, nowMs: systemClock.nowMs(), version });

@@ -144,7 +144,10 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       'v1',
     )
     .option('--format <f>', 'json or avro (GSR-framed, schemas registered)', 'json')
-    .option('-w, --warehouse <dir>', 'local stack warehouse (its schema registry is <dir>/_registry.json)')
+    .option(
+      '-w, --warehouse <dir>',
+      'local stack warehouse (its schema registry is <dir>/_floe/registry.json)',
+    )
     .option('--registry-file <file>', 'local schema registry file (avro)')
     .option('--registry-name <name>', 'Glue Schema Registry name (avro on AWS)')
     .option('--rate <n>', 'events per second (0: as fast as possible)', '0')
@@ -157,11 +160,17 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
 
   program
     .command('demo')
-    .description('run the pipeline end to end on sample events and show the tables it made')
+    .description(
+      'run the streaming pipeline on an embedded local stack with sample events and show the tables it made',
+    )
     .option('-w, --warehouse <dir>', 'keep the tables in this folder (default: a temporary folder)')
     .option('-n, --events <n>', 'events per phase (v1, then v2)', '2000')
     .option('-s, --seed <s>', 'random seed for the sample events', '42')
     .option('--record-to <file>', 'also write every event sent as NDJSON')
+    .option(
+      '--chaos',
+      'inject crashes, duplicate and bisected deliveries, lease expiry and concurrent committers at seeded random points',
+    )
     .action(async (opts) => {
       const { demoCommand } = await import('./demo-command.ts');
       const code = await demoCommand(opts, out);

@@ -68,7 +68,7 @@ export class LocalStack {
     readonly ledgerTable: string,
   ) {
     const dir = resolve(options.warehouseDir);
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(join(dir, '_floe'), { recursive: true });
     const url = options.warehouseUrl?.replace(/\/+$/, '');
     this.store = new LocalObjectStore(url ? [{ prefix: url, dir }] : []);
     this.warehouseUri = url ?? fileUri(dir);
@@ -76,10 +76,10 @@ export class LocalStack {
     const clock = options.clock ?? systemClock;
     this.ledger = new DynamoLedger(dynamo.client, { tableName: ledgerTable, clock });
     this.lock = new DynamoLock(dynamo.client, { tableName: ledgerTable, clock });
-    this.deadLetters = new ObjectStoreDeadLetterStore(this.store, `${this.warehouseUri}/_dead_letters`);
+    this.deadLetters = new ObjectStoreDeadLetterStore(this.store, `${this.warehouseUri}/_floe/dead-letters`);
     this.registry = new LocalSchemaRegistry({
       ids: options.ids ?? randomIds,
-      file: join(dir, '_registry.json'),
+      file: join(dir, '_floe', 'registry.json'),
     });
     this.tables = new TableCache(this.catalog, clock, { refreshMs: 1000 });
     this.streamName = options.streamName ?? 'floe-events';
@@ -131,7 +131,7 @@ export class LocalStack {
       ids: this.ids,
       tables: this.tables,
       registry: new CachedSchemaRegistry(this.registry),
-      stagingUri: `${this.warehouseUri}/_staging`,
+      stagingUri: `${this.warehouseUri}/_floe/staging`,
       ...over,
     };
   }

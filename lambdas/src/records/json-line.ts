@@ -422,6 +422,7 @@ export function formatJsonRecord(v: JsonValue): string {
       return v ? 'true' : 'false';
     case 'number': {
       if (!Number.isFinite(v)) return 'null';
+      if (Object.is(v, -0)) return '-0.0';
       const s = String(v);
       return /[.eE]/.test(s) ? s : `${s}.0`;
     }

@@ -122,7 +122,6 @@ export function compileRouter(cfg: RoutingConfig): Router {
   const tablePath = cfg.tableField?.split('.');
   const routingPath = cfg.routingField.split('.');
   const template = cfg.template === undefined ? undefined : parseTemplate(cfg.template);
-  const allow = cfg.allowList === undefined ? undefined : new Set(cfg.allowList);
   const suffix = cfg.suffix;
   const maxBase = MAX_TABLE_NAME_LENGTH - suffix.length;
 

@@ -1,0 +1,201 @@
+/**
+ * What the Lambda handlers run on (DESIGN §2 "Handlers"): the AWS adapters, built once per
+ * container from the validated environment, outside the handler, so SDK clients, their keep-alive
+ * connections, the table cache and the schema cache survive across invocations.
+ *
+ * The handlers only see {@link HandlerRuntime} (how to make the apps' deps), so tests run them on
+ * local parts (dynalite, a local-disk warehouse) with no AWS adapter at all. Also the handlers'
+ * small shared helpers: the Lambda context they read, error summaries for logs and EMF metric
+ * groups.
+ */
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { DynamoLedger } from '../adapters/aws/dynamodb-ledger.ts';
+import { DynamoLock } from '../adapters/aws/dynamodb-lock.ts';
+import { GlueCatalog } from '../adapters/aws/glue-catalog.ts';
+import {
+  createDynamoClient,
+  createGlueClient,
+  createS3TablesClient,
+  GlueSchemaRegistry,
+} from '../adapters/aws/glue-schema-registry.ts';
+import { createS3Client, S3ObjectStore } from '../adapters/aws/s3-object-store.ts';
+import { S3TablesCatalog } from '../adapters/aws/s3tables-catalog.ts';
+import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
+import { ObjectStoreDeadLetterStore } from '../adapters/object-dead-letter-store.ts';
+import { CachedSchemaRegistry } from '../app/cached-registry.ts';
+import type { CommitterDeps } from '../app/committer.ts';
+import type { IngestDeps } from '../app/ingest.ts';
+import { TableCache } from '../app/table-cache.ts';
+import { isFloeError } from '../errors.ts';
+import type { Catalog } from '../ports/catalog.ts';
+import type { Clock, Ids } from '../ports/clock.ts';
+import type { DeadLetterStore } from '../ports/dead-letters.ts';
+import type { Ledger } from '../ports/ledger.ts';
+import type { Lock } from '../ports/lock.ts';
+import type { ObjectStore } from '../ports/object-store.ts';
+import type { SchemaRegistry } from '../ports/schema-registry.ts';
+import type { HandlerSettings } from './env.ts';
+
+/** What a handler needs: the apps' deps, made per invocation from long-lived parts. */
+export interface HandlerRuntime {
+  ingestDeps(): IngestDeps;
+  /** `owner` holds the commit leases (the invocation's request id). */
+  committerDeps(owner: string): CommitterDeps;
+  /** Tables committed at once (default 4). */
+  readonly commitConcurrency?: number;
+}
+
+export interface AwsRuntime extends HandlerRuntime {
+  readonly settings: HandlerSettings;
+  readonly store: ObjectStore;
+  readonly catalog: Catalog;
+  readonly ledger: Ledger;
+  readonly lock: Lock;
+  readonly deadLetters: DeadLetterStore;
+  readonly tables: TableCache;
+  readonly registry?: SchemaRegistry;
+  readonly clock: Clock;
+  readonly ids: Ids;
+  readonly commitConcurrency: number;
+  /** Releases the SDK clients' sockets (tests; a Lambda container just freezes). */
+  destroy(): void;
+}
+
+/** The AWS adapters for `settings`: S3, Glue or S3 Tables, DynamoDB ledger + lock, Glue Schema Registry. */
+export function awsRuntime(settings: HandlerSettings): AwsRuntime {
+  const region = settings.region;
+  const clock = systemClock;
+  const ids = randomIds;
+  const s3 = createS3Client({ region });
+  const dynamo = createDynamoClient({ region });
+  const store = new S3ObjectStore(s3);
+  const destroyers: (() => void)[] = [() => s3.destroy(), () => dynamo.destroy()];
+  let catalog: Catalog;
+  if (settings.catalog.type === 'glue') {
+    const glue = createGlueClient({ region });
+    destroyers.push(() => glue.destroy());
+    catalog = new GlueCatalog({ glue, store, ids, warehouse: settings.catalog.warehouseUri });
+  } else {
+    const client = createS3TablesClient({ region });
+    destroyers.push(() => client.destroy());
+    catalog = new S3TablesCatalog({ client, store, ids, tableBucketARN: settings.catalog.tableBucketArn });
+  }
+  let registry: SchemaRegistry | undefined;
+  if (settings.config.format === 'avro-gsr') {
+    const glue = createGlueClient({ region });
+    destroyers.push(() => glue.destroy());
+    const inner = new GlueSchemaRegistry({
+      glue,
+      ...(settings.schemaRegistryName === undefined ? {} : { registryName: settings.schemaRegistryName }),
+    });
+    registry = new CachedSchemaRegistry(inner, { clock });
+  }
+  const ledger = new DynamoLedger(dynamo, { tableName: settings.ledgerTable, clock });
+  const lock = new DynamoLock(dynamo, { tableName: settings.ledgerTable, clock });
+  const deadLetters = new ObjectStoreDeadLetterStore(store, settings.deadLetterUri);
+  const tables = new TableCache(catalog, clock, { refreshMs: settings.tableCacheRefreshMs });
+  const withRegistry = registry === undefined ? {} : { registry };
+  return {
+    settings,
+    store,
+    catalog,
+    ledger,
+    lock,
+    deadLetters,
+    tables,
+    ...withRegistry,
+    clock,
+    ids,
+    commitConcurrency: settings.commitConcurrency,
+    ingestDeps: () => ({
+      config: settings.config,
+      catalog,
+      store,
+      ledger,
+      deadLetters,
+      clock,
+      ids,
+      tables,
+      stagingUri: settings.stagingUri,
+      ...withRegistry,
+    }),
+    committerDeps: (owner) => ({
+      config: settings.config,
+      catalog,
+      store,
+      ledger,
+      lock,
+      deadLetters,
+      clock,
+      ids,
+      owner,
+      leaseMs: settings.leaseMs,
+      ...withRegistry,
+    }),
+    destroy: () => {
+      for (const d of destroyers) d();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared by the handlers
+
+/** The parts of the Lambda context object the handlers read. */
+export interface LambdaContext {
+  readonly awsRequestId?: string;
+  readonly functionName?: string;
+  getRemainingTimeInMillis?(): number;
+}
+
+/** A runtime factory, called per invocation; cache inside it (see `lazyRuntime`). */
+export type GetRuntime = () => HandlerRuntime | Promise<HandlerRuntime>;
+
+/** Builds the runtime on first use and keeps it; a failed build is retried on the next call. */
+export function lazyRuntime(build: () => HandlerRuntime | Promise<HandlerRuntime>): GetRuntime {
+  let runtime: Promise<HandlerRuntime> | undefined;
+  return () => {
+    if (!runtime) {
+      runtime = Promise.resolve()
+        .then(build)
+        .catch((e: unknown) => {
+          runtime = undefined;
+          throw e;
+        });
+    }
+    return runtime;
+  };
+}
+
+/** An error as a log attribute: name, message, and kind / retryable for FloeErrors. */
+export function errorSummary(e: unknown): Record<string, unknown> {
+  if (isFloeError(e)) return { name: e.name, kind: e.kind, retryable: e.retryable, message: e.message };
+  if (e instanceof Error) return { name: e.name, message: e.message };
+  return { message: String(e) };
+}
+
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Metrics sharing one dimension set (none: the default dimensions only). */
+export interface MetricGroup {
+  readonly dimensions?: Readonly<Record<string, string>>;
+  readonly metrics: readonly (readonly [name: string, unit: MetricUnitName, value: number])[];
+}
+
+export type MetricUnitName = 'Count' | 'Milliseconds' | 'Bytes';
+
+/**
+ * Publishes each group as its own EMF record. Powertools keeps one value per metric name and one
+ * set of dimension values per flush, so metrics of different tables (or reasons) must never share
+ * a flush: each group is added and flushed on its own.
+ */
+export function publishGroups(metrics: Metrics, groups: readonly MetricGroup[]): void {
+  for (const g of groups) {
+    if (g.metrics.length === 0) continue;
+    for (const [name, value] of Object.entries(g.dimensions ?? {})) metrics.addDimension(name, value);
+    for (const [name, unit, value] of g.metrics) metrics.addMetric(name, unit, value);
+    metrics.publishStoredMetrics();
+  }
+}
