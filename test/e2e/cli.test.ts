@@ -11,7 +11,23 @@ import { generate, groupByTable, type Json, NOW_MS, sorted, tableOf, tempDir } f
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin/floe.mjs');
-const COMMANDS = ['load', 'tables', 'describe', 'snapshots', 'query', 'demo'] as const;
+const COMMANDS = [
+  'load',
+  'tables',
+  'describe',
+  'snapshots',
+  'query',
+  'generate',
+  'demo',
+  'local',
+  'dead-letters',
+] as const;
+const SUBCOMMANDS = [
+  ['local', 'up'],
+  ['dead-letters', 'list'],
+  ['dead-letters', 'show'],
+  ['dead-letters', 'replay'],
+] as const;
 
 interface Run {
   readonly code: number;
@@ -67,6 +83,11 @@ describe('floe --help', () => {
       expect(r.stdout, COMMANDS[i]).toMatch(new RegExp(`^Usage: floe ${COMMANDS[i]}\\b`, 'm'));
       expect(r.stdout).toContain('--help');
     });
+    for (const [group, sub] of SUBCOMMANDS) {
+      const r = await floe(group, sub, '--help');
+      expect(r.code, `${group} ${sub}`).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^Usage: floe ${group} ${sub}\\b`, 'm'));
+    }
   });
 });
 

@@ -3,8 +3,9 @@ import { promises as fs } from 'node:fs';
 import { type FloeConfig, parseConfig } from '../config.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
 
-export async function readConfigFile(path: string | undefined): Promise<FloeConfig> {
-  if (path === undefined) return parseConfig({});
+/** `defaults`: the configuration used when no file is given (e.g. the local stack's mixed stream). */
+export async function readConfigFile(path: string | undefined, defaults: unknown = {}): Promise<FloeConfig> {
+  if (path === undefined) return parseConfig(defaults);
   let text: string;
   try {
     text = await fs.readFile(path, 'utf8');

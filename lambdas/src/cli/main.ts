@@ -158,6 +158,25 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       await generateCommand(opts, out);
     });
 
+  const local = program
+    .command('local')
+    .description('the embedded local stack (kinesalite, dynalite, local warehouse)');
+  local
+    .command('up')
+    .description(
+      'start the local stack and keep it running (poller → ingest, committer on an interval) until Ctrl-C',
+    )
+    .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
+    .option('-c, --config <file>', 'floe.config.json (default: an avro-gsr stream that also takes JSON)')
+    .option('--kinesis-port <port>', 'Kinesis (kinesalite) port', '4567')
+    .option('--dynamo-port <port>', 'DynamoDB (dynalite) port', '4568')
+    .option('--shards <n>', 'shards of the stream', '2')
+    .option('--commit-interval <seconds>', 'seconds between committer runs', '5')
+    .action(async (opts) => {
+      const { localUpCommand } = await import('./local-command.ts');
+      await localUpCommand(opts, out);
+    });
+
   program
     .command('demo')
     .description(
