@@ -490,9 +490,10 @@ async function build(
       const df = dataFileFromJson(f.dataFile);
       const specId = f.specId ?? spec['spec-id'];
       if (!meta['partition-specs'].some((s) => s['spec-id'] === specId)) {
+        // The ingest saw a newer table than this attempt's base: reload and try again.
         throw new FloeError(
-          ErrorKind.DataInvalid,
-          `table '${table}': staged file ${f.uri} names partition spec ${specId}, which the table does not have`,
+          ErrorKind.CommitConflict,
+          `table '${table}': staged file ${f.uri} names partition spec ${specId}, which the loaded table does not have yet`,
         );
       }
       if (specId === spec['spec-id']) sameSpec.push(df);
