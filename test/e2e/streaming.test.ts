@@ -1,7 +1,8 @@
 /**
  * The whole streaming pipeline on real local parts: producers PutRecords into kinesalite (JSON v1,
  * then JSON v2 with new fields, plus GSR-framed Avro encoded by avsc, in one stream); the
- * event-source poller invokes the ingest handler with genuine Lambda Kinesis events; the committer
+ * event-source poller invokes the Lambda ingest handler (`handlers/ingest.ts`, via the local stack)
+ * with genuine Lambda Kinesis events; the committer
  * runs on an interval, sometimes twice at once; the ledger and lock live in dynalite. Faults are
  * injected at seeded random points (ingest crashes before and after the ledger entry, failed file
  * writes, committer crashes before and after the catalog swap). Afterwards every table holds

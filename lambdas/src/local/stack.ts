@@ -6,6 +6,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { CreateStreamCommand, DescribeStreamSummaryCommand } from '@aws-sdk/client-kinesis';
@@ -19,12 +21,12 @@ import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import { ObjectStoreDeadLetterStore } from '../adapters/object-dead-letter-store.ts';
 import { CachedSchemaRegistry } from '../app/cached-registry.ts';
 import { type CommitterDeps, type CommitterRun, runCommitter } from '../app/committer.ts';
-import { type IngestDeps, type IngestResult, ingestBatch } from '../app/ingest.ts';
+import type { IngestDeps } from '../app/ingest.ts';
 import { TableCache } from '../app/table-cache.ts';
 import type { FloeConfig } from '../config.ts';
+import { METRICS_NAMESPACE, makeIngestHandler } from '../handlers/ingest.ts';
 import type { Clock, Ids } from '../ports/clock.ts';
 import type { KinesisBatchResponse, KinesisEvent } from '../records/kinesis-event.ts';
-import { batchItemFailures, parseKinesisEvent } from '../records/kinesis-event.ts';
 import { type Emulator, startDynalite, startKinesalite } from './emulators.ts';
 
 export interface LocalStackOptions {
@@ -58,8 +60,6 @@ export class LocalStack {
   readonly tables: TableCache;
   readonly streamName: string;
   private poller: KinesisPoller | undefined;
-  /** Every ingest result, for progress output and tests. */
-  readonly ingested: IngestResult[] = [];
 
   private constructor(
     readonly options: LocalStackOptions,
@@ -152,13 +152,35 @@ export class LocalStack {
     };
   }
 
-  /** The ingest handler as Lambda runs it: a genuine Kinesis event in, batch item failures out. */
+  /**
+   * The Lambda ingest handler itself (`handlers/ingest.ts`) on this stack's parts: a genuine Kinesis
+   * event in, batch item failures out. Its structured logs go to stderr at `$FLOE_LOG_LEVEL`
+   * (default: silent); its EMF metrics are dropped unless `$FLOE_LOG_LEVEL` is DEBUG.
+   */
   ingestHandler(deps: IngestDeps = this.ingestDeps()): IngestHandler {
-    return async (event) => {
-      const result = await ingestBatch(deps, parseKinesisEvent(event));
-      this.ingested.push(result);
-      return batchItemFailures(result.failedSequence === undefined ? [] : [result.failedSequence]);
+    const level = (process.env.FLOE_LOG_LEVEL ?? 'SILENT').toUpperCase();
+    const quiet = {
+      info: () => undefined,
+      warn: () => undefined,
+      error: () => undefined,
+      debug: () => undefined,
     };
+    const logger = new Logger({
+      serviceName: 'floe-ingest',
+      logLevel: level as 'SILENT',
+    });
+    const metrics = new Metrics({
+      namespace: METRICS_NAMESPACE,
+      serviceName: 'floe-ingest',
+      ...(level === 'DEBUG' ? {} : { logger: quiet }),
+    });
+    return makeIngestHandler(
+      () => ({ ingestDeps: () => deps, committerDeps: (owner: string) => this.committerDeps({ owner }) }),
+      {
+        logger,
+        metrics,
+      },
+    );
   }
 
   /** Starts the event-source poller on the stream (Lambda's event source mapping, locally). */
