@@ -215,7 +215,7 @@ export function objectStoreContract(
  * tokens with DES, which OpenSSL 3 disables, so in-process it fails every listing of more than
  * 1,000 keys with a 500. The child exits when its stdin closes (also if this process dies).
  */
-export async function startS3rver(): Promise<{ client: S3Client; close(): Promise<void> }> {
+export async function startS3rver(): Promise<{ client: S3Client; endpoint: string; close(): Promise<void> }> {
   const directory = mkdtempSync(join(tmpdir(), 'floe-s3rver-'));
   const script = `
     const S3rver = require(${JSON.stringify(createRequire(import.meta.url).resolve('s3rver'))});
@@ -248,6 +248,7 @@ export async function startS3rver(): Promise<{ client: S3Client; close(): Promis
   });
   return {
     client,
+    endpoint: `http://127.0.0.1:${port}`,
     async close() {
       client.destroy();
       child.stdin.end();

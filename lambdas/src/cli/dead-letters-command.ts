@@ -21,9 +21,32 @@ import { readConfigFile } from './config-file.ts';
 import { renderTable } from './format.ts';
 import { openWarehouse, type Warehouse } from './warehouse.ts';
 
-/** The dead-letter store of a warehouse (the one `floe load` writes). */
+/** The dead-letter store of a warehouse (the one `floe load` and the local stack write). */
 export function openDeadLetterStore(wh: Warehouse): DeadLetterStore {
   return new ObjectStoreDeadLetterStore(wh.store, `${wh.uri}/_floe/dead-letters`);
+}
+
+export interface StoreOptions {
+  /** `s3://bucket/prefix` of a deployed pipeline's dead letters (its `DEAD_LETTER_URI`). */
+  readonly store?: string;
+  /** S3 endpoint (e.g. a local s3rver); default: AWS. */
+  readonly s3Endpoint?: string;
+}
+
+/** The store the options name: an S3 dead-letter store, or the warehouse's. */
+async function storeFor(
+  opts: StoreOptions,
+  wh: Warehouse,
+): Promise<{ store: DeadLetterStore; where: string }> {
+  if (opts.store === undefined) return { store: openDeadLetterStore(wh), where: deadLetterStoreDir(wh) };
+  if (!opts.store.startsWith('s3://')) {
+    throw new FloeError(ErrorKind.ConfigInvalid, `--store must be an s3:// URI, got ${opts.store}`);
+  }
+  const { S3ObjectStore, createS3Client } = await import('../adapters/aws/s3-object-store.ts');
+  const client = createS3Client(
+    opts.s3Endpoint === undefined ? {} : { endpoint: opts.s3Endpoint, forcePathStyle: true },
+  );
+  return { store: new ObjectStoreDeadLetterStore(new S3ObjectStore(client), opts.store), where: opts.store };
 }
 
 /** The store's folder on disk (for messages). */
@@ -97,14 +120,15 @@ function shorten(s: string, max: number): string {
 
 // ---- list ---------------------------------------------------------------------------------------
 
-export interface ListOptions extends FilterOptions {
+export interface ListOptions extends FilterOptions, StoreOptions {
   readonly json?: boolean;
 }
 
 export async function listCommand(opts: ListOptions, out: (s: string) => void): Promise<void> {
   const wh = openWarehouse(opts.warehouse);
   const { limit, ...filter } = filterOf(opts);
-  const all = await selectDeadLetters(openDeadLetterStore(wh), filter);
+  const { store, where } = await storeFor(opts, wh);
+  const all = await selectDeadLetters(store, filter);
   const shown = limit === undefined ? all : all.slice(0, limit);
   if (opts.json) {
     for (const d of shown) out(JSON.stringify(d));
@@ -112,7 +136,7 @@ export async function listCommand(opts: ListOptions, out: (s: string) => void): 
   }
   const filtered = describeFilter(filter);
   if (all.length === 0) {
-    out(`no dead letters${filtered ? ` matching ${filtered}` : ''} in ${deadLetterStoreDir(wh)}`);
+    out(`no dead letters${filtered ? ` matching ${filtered}` : ''} in ${where}`);
     return;
   }
   out(
@@ -131,14 +155,14 @@ export async function listCommand(opts: ListOptions, out: (s: string) => void): 
 
 // ---- show ---------------------------------------------------------------------------------------
 
-export interface ShowOptions {
+export interface ShowOptions extends StoreOptions {
   readonly warehouse?: string;
   readonly json?: boolean;
 }
 
 export async function showCommand(key: string, opts: ShowOptions, out: (s: string) => void): Promise<void> {
   const wh = openWarehouse(opts.warehouse);
-  const d = await openDeadLetterStore(wh).get(key);
+  const d = await (await storeFor(opts, wh)).store.get(key);
   if (d === undefined) {
     throw new FloeError(
       ErrorKind.NotFound,

@@ -47,6 +47,11 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--table <table>', 'only dead letters naming this table')
     .option('--limit <n>', 'show at most N (the first in source and line order)')
     .option('--json', 'print the full records as JSON lines instead of a table')
+    .option(
+      '--store <s3uri>',
+      "a deployed pipeline's dead-letter store (s3://bucket/prefix) instead of the warehouse's",
+    )
+    .option('--s3-endpoint <url>', 'S3 endpoint for --store (e.g. a local S3 emulator)')
     .action(async (opts) => {
       const { listCommand } = await import('./dead-letters-command.ts');
       await listCommand(opts, out);
@@ -57,6 +62,11 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('<key>', 'the dead letter key (from floe dead-letters list)')
     .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
     .option('--json', 'print the record as one JSON line')
+    .option(
+      '--store <s3uri>',
+      "a deployed pipeline's dead-letter store (s3://bucket/prefix) instead of the warehouse's",
+    )
+    .option('--s3-endpoint <url>', 'S3 endpoint for --store (e.g. a local S3 emulator)')
     .action(async (key: string, opts) => {
       const { showCommand } = await import('./dead-letters-command.ts');
       await showCommand(key, opts, out);
