@@ -1,121 +1,62 @@
 /**
- * `npm run bench`: Floe's batch ingest (parse → route → infer → convert → Parquet → commit) of
- * 200,000 mixed sample events, next to DuckDB converting the same NDJSON to Parquet on one
- * thread, in the same run. Target: Floe ≥ 0.5 × DuckDB rows/s.
+ * `npm run bench`: every benchmark in one process, one at a time, then a table of results against
+ * the targets. See bench/README.md.
  *
- * Options (env): BENCH_EVENTS (default 200000), BENCH_SEED (default 7), BENCH_RUNS (default 5),
- * BENCH_UNPARTITIONED=1 (no partition candidates).
+ *   load       `floe load` of 200,000 events vs DuckDB (issue 2)           bench/load.ts
+ *   ingest     ingest handler on a 10,000-record Kinesis batch vs DuckDB,  bench/streaming.ts
+ *              its peak memory in a child process (issue 3)
+ *   committer  100 tables × 10 staged files; 1,000-snapshot table vs      bench/streaming.ts
+ *              fresh tables (issue 3)
+ *
+ * BENCH_ONLY=load|ingest|committer (comma-separated; default all). Sizes: see bench/README.md.
  */
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileCatalog } from '../lambdas/src/adapters/local/file-catalog.ts';
-import { readByteChunks } from '../lambdas/src/adapters/local/line-reader.ts';
-import { fileUri, LocalObjectStore } from '../lambdas/src/adapters/local/local-object-store.ts';
-import { randomIds, systemClock } from '../lambdas/src/adapters/local/system-clock.ts';
-import { loadSources } from '../lambdas/src/app/load.ts';
-import { parseConfig } from '../lambdas/src/config.ts';
-import { sampleEvents, toNdjsonLine } from '../lambdas/src/sample/sample-events.ts';
-import { duckdbNdjsonToParquet } from './duckdb-baseline.ts';
+import { printSummary, type SummaryRow, writeProfileWindows } from './common.ts';
+import { benchLoad } from './load.ts';
+import { benchCommitHistory, benchCommitTables, benchIngest } from './streaming.ts';
+import { startDynalite } from './wiring.ts';
 
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
-const SEED = Number(process.env.BENCH_SEED ?? 7);
-const RUNS = Number(process.env.BENCH_RUNS ?? 5);
-const UNPARTITIONED = process.env.BENCH_UNPARTITIONED === '1';
-
-async function writeInput(path: string): Promise<number> {
-  const it = sampleEvents({ seed: SEED, nowMs: Date.UTC(2026, 10, 29, 12), version: 'v2' });
-  const lines: string[] = [];
-  for (let i = 0; i < EVENTS; i++) lines.push(toNdjsonLine(it.next().value as Record<string, unknown>));
-  const text = `${lines.join('\n')}\n`;
-  await fs.writeFile(path, text);
-  return Buffer.byteLength(text);
-}
-
-async function floeLoad(
-  input: string,
-  dir: string,
-): Promise<{ seconds: number; rows: number; peakRssMb: number }> {
-  const store = new LocalObjectStore();
-  const catalog = new FileCatalog(store, fileUri(dir));
-  let peak = process.memoryUsage().rss;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 20);
-  const t0 = performance.now();
-  const report = await loadSources(
-    {
-      catalog,
-      store,
-      clock: systemClock,
-      ids: randomIds,
-      config: parseConfig(UNPARTITIONED ? { partitioning: { candidates: [] } } : {}),
-      onDeadLetter: (d) => {
-        throw new Error(`unexpected dead letter: ${d.detail}`);
-      },
-    },
-    [
-      {
-        name: input,
-        chunks: readByteChunks(input),
-      },
-    ],
-  );
-  const seconds = (performance.now() - t0) / 1000;
-  clearInterval(timer);
-  return {
-    seconds,
-    rows: report.rows,
-    peakRssMb: Math.round(Math.max(peak, process.memoryUsage().rss) / 1048576),
-  };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
+const ALL = ['load', 'ingest', 'committer'] as const;
+const only = (process.env.BENCH_ONLY ?? ALL.join(','))
+  .split(',')
+  .map((s) => s.trim())
+  .filter((s) => s !== '');
+for (const o of only) {
+  if (!(ALL as readonly string[]).includes(o))
+    throw new Error(`BENCH_ONLY: unknown benchmark '${o}' (${ALL.join(', ')})`);
 }
 
 async function main() {
+  const started = performance.now();
   const work = await fs.mkdtemp(join(tmpdir(), 'floe-bench-'));
-  const input = join(work, 'events.ndjson');
-  const bytes = await writeInput(input);
-  const mb = bytes / 1048576;
-  console.log(
-    `input: ${EVENTS.toLocaleString('en-US')} mixed events (ORDER/USER/CLICK, 10–15 fields), ${mb.toFixed(1)} MiB NDJSON`,
-  );
-  const floe: number[] = [];
-  const duck: number[] = [];
-  let rss = 0;
-  for (let run = 1; run <= RUNS; run++) {
-    const d = await duckdbNdjsonToParquet(input, join(work, `duck-${run}.parquet`));
-    if (d.rows !== EVENTS) throw new Error(`DuckDB wrote ${d.rows} rows, expected ${EVENTS}`);
-    duck.push(d.seconds);
-    const f = await floeLoad(input, join(work, `wh-${run}`));
-    if (f.rows !== EVENTS) throw new Error(`Floe committed ${f.rows} rows, expected ${EVENTS}`);
-    floe.push(f.seconds);
-    rss = Math.max(rss, f.peakRssMb);
-    console.log(`run ${run}: duckdb ${d.seconds.toFixed(2)} s, floe ${f.seconds.toFixed(2)} s`);
+  const rows: SummaryRow[] = [];
+  try {
+    if (only.includes('load')) rows.push(...(await benchLoad(work)));
+    if (only.includes('ingest') || only.includes('committer')) {
+      const dynamo = await startDynalite();
+      try {
+        if (only.includes('ingest')) rows.push(...(await benchIngest(dynamo, work)));
+        if (only.includes('committer')) {
+          rows.push(...(await benchCommitTables(dynamo, work)));
+          rows.push(...(await benchCommitHistory(dynamo, work)));
+        }
+      } finally {
+        await dynamo.close();
+      }
+    }
+  } finally {
+    if (process.env.BENCH_KEEP === '1') console.log(`\nkept ${work}`);
+    else await fs.rm(work, { recursive: true, force: true });
   }
-  const fs_ = median(floe);
-  const ds = median(duck);
-  const row = (name: string, s: number) =>
-    `| ${name.padEnd(44)} | ${s.toFixed(2).padStart(6)} | ${Math.round(EVENTS / s)
-      .toLocaleString('en-US')
-      .padStart(9)} | ${(mb / s).toFixed(1).padStart(6)} |`;
-  console.log('');
-  console.log(
-    `| ${'median of runs'.padEnd(44)} | ${'s'.padStart(6)} | ${'rows/s'.padStart(9)} | ${'MiB/s'.padStart(6)} |`,
-  );
-  console.log(`|${'-'.repeat(46)}|${'-'.repeat(8)}|${'-'.repeat(11)}|${'-'.repeat(8)}|`);
-  console.log(row('DuckDB NDJSON → Parquet (1 thread, zstd)', ds));
-  console.log(row('Floe load (parse, route, infer, Parquet, commit)', fs_));
-  const ratio = ds / fs_;
-  console.log('');
-  console.log(
-    `Floe / DuckDB rows/s: ${ratio.toFixed(2)} (target ≥ 0.50) ${ratio >= 0.5 ? 'PASS' : 'BELOW TARGET'}`,
-  );
-  console.log(`Floe peak RSS during load: ${rss} MiB`);
-  await fs.rm(work, { recursive: true, force: true });
+  console.log(`\n## Results (${node()}, ${((performance.now() - started) / 1000).toFixed(0)} s in all)\n`);
+  printSummary(rows);
+  await writeProfileWindows();
+}
+
+function node(): string {
+  return `Node ${process.versions.node}`;
 }
 
 await main();

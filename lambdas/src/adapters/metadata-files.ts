@@ -18,12 +18,45 @@ export function parseMetadataVersion(uri: string): number {
   return m ? Number(m[1]) : -1;
 }
 
+/**
+ * Parsed metadata by store and file location. Metadata files are immutable (a new version is a new
+ * file), so a warm committer that loads the version it committed last skips re-reading and
+ * re-parsing a metadata.json that grows with the table's history. Per store, because two stores may
+ * map one URI to different places (a scratch copy of a warehouse). Callers treat metadata as
+ * read-only.
+ */
+const parsed = new WeakMap<ObjectStore, Map<string, TableMetadata>>();
+const PARSED_MAX = 64;
+
+export function cachedMetadata(store: ObjectStore, uri: string): TableMetadata | undefined {
+  const byUri = parsed.get(store);
+  const m = byUri?.get(uri);
+  if (byUri && m !== undefined) {
+    byUri.delete(uri);
+    byUri.set(uri, m);
+  }
+  return m;
+}
+
+export function rememberMetadata(store: ObjectStore, uri: string, m: TableMetadata): void {
+  let byUri = parsed.get(store);
+  if (!byUri) {
+    byUri = new Map();
+    parsed.set(store, byUri);
+  }
+  byUri.delete(uri);
+  byUri.set(uri, m);
+  while (byUri.size > PARSED_MAX) byUri.delete(byUri.keys().next().value as string);
+}
+
 /** Reads and parses a metadata file (gzip-compressed ones too); a missing file names the table. */
 export async function readMetadata(
   store: ObjectStore,
   uri: string,
   id: TableIdentifier,
 ): Promise<TableMetadata> {
+  const hit = cachedMetadata(store, uri);
+  if (hit) return hit;
   let bytes: Uint8Array;
   try {
     bytes = await store.get(uri);
@@ -38,7 +71,9 @@ export async function readMetadata(
     throw e;
   }
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = gunzipSync(bytes);
-  return parseTableMetadata(new TextDecoder().decode(bytes), uri);
+  const m = parseTableMetadata(new TextDecoder().decode(bytes), uri);
+  rememberMetadata(store, uri, m);
+  return m;
 }
 
 /**

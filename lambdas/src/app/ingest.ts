@@ -152,7 +152,9 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
     deadCounts[d.reason] = (deadCounts[d.reason] ?? 0) + 1;
   };
 
-  const tails = await deps.ledger.shardTails(shardId);
+  // Read the chain tails while the records are decoded and routed (they are needed only after).
+  const tailsRead = deps.ledger.shardTails(shardId);
+  tailsRead.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
   const router = compileRouter(cfg.routing);
   const bySchemaName = compileSchemaNameRouter(cfg.routing);
   const rules = hasRecordRules(cfg) ? await RecordRules.create(cfg, deps.catalog) : undefined;
@@ -234,6 +236,7 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
   for (const table of fast?.tables.keys() ?? []) workFor(table);
 
   // 2. Skip what earlier deliveries staged.
+  const tails = await tailsRead;
   let skipped = 0;
   const isStaged = (table: string, i: number) => {
     const tail = tails.get(table);

@@ -28,6 +28,7 @@ import {
   createTable,
   evolve,
   putDataFile,
+  settleAll,
   tableResult,
   UseGenericPath,
 } from './table-staging.ts';
@@ -226,16 +227,19 @@ export async function writeColumnarFiles(
   const groups = partitionGroups(fields, n);
   const maxRows = deps.maxRowsPerFile ?? 1_000_000;
   const compression = codecOf(m);
-  const dataFiles: DataFile[] = [];
+  // Each file is stored while the next one is encoded (object stores are network round trips).
+  const puts: Promise<DataFile>[] = [];
   for (const g of groups) {
     for (let i = 0; i < g.rows.length; i += maxRows) {
       const rows = g.rows.slice(i, i + maxRows);
       const part = groups.length === 1 && rows.length === n ? columns : gatherRows(columns, rows);
       const file = writeColumnarDataFile(schema, part, { compression });
-      dataFiles.push(await putDataFile(deps, m, schema, spec, g.tuple, file, dataFiles.length, staged));
+      const put = putDataFile(deps, m, schema, spec, g.tuple, file, puts.length, staged);
+      put.catch(() => undefined); // settled below
+      puts.push(put);
     }
   }
-  return dataFiles;
+  return settleAll(puts);
 }
 
 /** The fast path's records as generic records (re-parsed), when a table needs the generic path. */

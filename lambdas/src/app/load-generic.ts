@@ -24,7 +24,15 @@ import type { PreparedAppend } from './append.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 
 import type { LoadDeps, PendingRecord, TableLoadResult } from './load-types.ts';
-import { codecOf, commitStaged, createTable, evolve, putDataFile, tableResult } from './table-staging.ts';
+import {
+  codecOf,
+  commitStaged,
+  createTable,
+  evolve,
+  putDataFile,
+  settleAll,
+  tableResult,
+} from './table-staging.ts';
 
 export async function loadTable(
   deps: LoadDeps,
@@ -248,15 +256,18 @@ export async function writeGroupFiles(
   staged: string[],
 ): Promise<DataFile[]> {
   const maxRows = deps.maxRowsPerFile ?? 1_000_000;
-  const dataFiles: DataFile[] = [];
   const compression = codecOf(m);
+  // Each file is stored while the next one is encoded (object stores are network round trips).
+  const puts: Promise<DataFile>[] = [];
   for (const g of groups) {
     for (let i = 0; i < g.rows.length; i += maxRows) {
       const file = writeDataFile(schema, g.rows.slice(i, i + maxRows), { compression });
-      dataFiles.push(await putDataFile(deps, m, schema, spec, g.tuple, file, dataFiles.length, staged));
+      const put = putDataFile(deps, m, schema, spec, g.tuple, file, puts.length, staged);
+      put.catch(() => undefined); // settled below
+      puts.push(put);
     }
   }
-  return dataFiles;
+  return settleAll(puts);
 }
 
 export function deadLetterOf(

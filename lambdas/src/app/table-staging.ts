@@ -188,8 +188,8 @@ export async function putDataFile(
 ): Promise<DataFile> {
   const dir = partitionPath(spec, schema, tuple);
   const uri = `${dataLocation(m)}/${dir ? `${dir}/` : ''}${String(ordinal).padStart(5, '0')}-${deps.ids.uuid()}.parquet`;
+  staged.push(uri); // before the put: a failed or unfinished put is cleaned up too
   await deps.store.put(uri, file.bytes);
-  staged.push(uri);
   return {
     content: DataFileContent.DATA,
     file_path: uri,
@@ -246,3 +246,14 @@ export function codecOf(m: TableMetadata): 'zstd' | 'snappy' | 'gzip' | 'uncompr
 
 /** Thrown inside a commit attempt when the fast path meets something only the generic path handles. */
 export class UseGenericPath extends Error {}
+
+/**
+ * Every promise settled, then the values, or the first error: a caller that cleans up after a
+ * failure must not race puts that are still running.
+ */
+export async function settleAll<T>(promises: readonly Promise<T>[]): Promise<T[]> {
+  const results = await Promise.allSettled(promises);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}

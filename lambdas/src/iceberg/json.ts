@@ -147,6 +147,25 @@ function parseSlow(text: string): unknown {
  * in arrays; non-finite numbers become `null`; `toJSON` is honoured.
  */
 export function stringifyJson(value: unknown, indent?: number): string {
+  // Fast path: the engine's JSON.stringify with bigints swapped for marker strings, then the
+  // markers unquoted. A NUL in any key or string could forge a marker: then the slow path.
+  let forgeable = false;
+  const fast = JSON.stringify(
+    value,
+    (k, v) => {
+      if (typeof v === 'bigint') return `\u0000B${v}`;
+      if ((typeof v === 'string' && v.includes('\u0000')) || k.includes('\u0000')) forgeable = true;
+      return v;
+    },
+    indent,
+  ) as string | undefined;
+  if (!forgeable && fast !== undefined) return fast.replace(BIGINT_MARKER, '$1');
+  return stringifyJsonSlow(value, indent);
+}
+
+const BIGINT_MARKER = /"\\u0000B(-?\d+)"/g;
+
+function stringifyJsonSlow(value: unknown, indent?: number): string {
   const gap = indent && indent > 0 ? ' '.repeat(Math.min(indent, 10)) : '';
   const out = write(value, gap, '');
   if (out === undefined) throw new FloeError(ErrorKind.DataInvalid, 'cannot serialise a top-level undefined');

@@ -90,6 +90,8 @@ export function parseKinesisEvent(event: unknown): KinesisBatch {
   let shardId: string | undefined;
   let streamArn: string | undefined;
   const records: KinesisBatchRecord[] = [];
+  const sizes: number[] = [];
+  let total = 0;
   for (let i = 0; i < raw.length; i++) {
     const where = `Records[${i}]`;
     const r: unknown = raw[i];
@@ -107,8 +109,8 @@ export function parseKinesisEvent(event: unknown): KinesisBatch {
     }
     const partitionKey = requireString(k, 'partitionKey', `${where}.kinesis`);
     const data = requireString(k, 'data', `${where}.kinesis`);
-    if (!BASE64.test(data))
-      throw invalid(`${where}.kinesis.data is not base64`, { index: i, sequenceNumber });
+    const size = base64Size(data);
+    if (size < 0) throw invalid(`${where}.kinesis.data is not base64`, { index: i, sequenceNumber });
     const ts = k.approximateArrivalTimestamp;
     if (typeof ts !== 'number' || !Number.isFinite(ts) || ts < 0) {
       throw invalid(`${where}.kinesis.approximateArrivalTimestamp is not epoch seconds`, { index: i });
@@ -131,20 +133,58 @@ export function parseKinesisEvent(event: unknown): KinesisBatch {
       });
     }
     const prev = records[records.length - 1];
-    if (prev !== undefined && compareSequence(prev.sequenceNumber, sequenceNumber) >= 0) {
+    if (prev !== undefined && compareDecimal(prev.sequenceNumber, sequenceNumber) >= 0) {
       throw invalid(`${where} sequence ${sequenceNumber} does not follow ${prev.sequenceNumber}`, {
         index: i,
       });
     }
-    const buf = Buffer.from(data, 'base64');
-    records.push({
-      sequenceNumber,
-      partitionKey,
-      arrivalMs: Math.round(ts * 1000),
-      data: new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength),
-    });
+    records.push({ sequenceNumber, partitionKey, arrivalMs: Math.round(ts * 1000), data: EMPTY });
+    sizes.push(size);
+    total += size;
+  }
+  // Every payload decoded into one buffer (one allocation per batch, not per record).
+  const all = Buffer.allocUnsafe(total);
+  let offset = 0;
+  for (let i = 0; i < records.length; i++) {
+    const size = sizes[i]!;
+    const data = (raw[i] as { kinesis: { data: string } }).kinesis.data;
+    // Node's decoder skips characters outside the alphabet: a short write means bad base64.
+    if (size > 0 && all.write(data, offset, size, 'base64') !== size) {
+      throw invalid(`Records[${i}].kinesis.data is not base64`, {
+        index: i,
+        sequenceNumber: records[i]!.sequenceNumber,
+      });
+    }
+    if (size > 0 && (data.includes('-') || data.includes('_')) && !BASE64.test(data)) {
+      throw invalid(`Records[${i}].kinesis.data is not base64`, {
+        index: i,
+        sequenceNumber: records[i]!.sequenceNumber,
+      });
+    }
+    (records[i] as { data: Uint8Array }).data = new Uint8Array(all.buffer, all.byteOffset + offset, size);
+    offset += size;
   }
   return { shardId: shardId as string, streamArn: streamArn as string, records };
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** The decoded size of padded base64 text, or -1 when its length cannot be base64. */
+function base64Size(data: string): number {
+  const n = data.length;
+  if (n % 4 !== 0) return -1;
+  if (n === 0) return 0;
+  const pad = data.charCodeAt(n - 1) === 61 ? (data.charCodeAt(n - 2) === 61 ? 2 : 1) : 0;
+  return (n / 4) * 3 - pad;
+}
+
+/** compareSequence for canonical decimals (no leading zeros): by length, then text; else BigInt. */
+function compareDecimal(a: string, b: string): number {
+  if ((a.length > 1 && a.charCodeAt(0) === 48) || (b.length > 1 && b.charCodeAt(0) === 48)) {
+    return compareSequence(a, b);
+  }
+  if (a.length !== b.length) return a.length < b.length ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**

@@ -122,6 +122,7 @@ const entrySk = (table: string, lastPad: string): string => `E#${table}#${lastPa
 /** Upper bound of every `E#<table>#<digits>` key (':' sorts right after '9'). */
 const entrySkEnd = (table: string): string => `E#${table}#:`;
 const tailSk = (table: string): string => `T#${table}`;
+const entryKeyOf = (e: LedgerEntry): string => `${e.shardId}\u0000${e.table}\u0000${e.lastSequence}`;
 const stagedKey = (shardId: string, lastPad: string): string => `${shardId}#${lastPad}`;
 
 /** The newest entry of a chain as its tail item records it. */
@@ -153,15 +154,19 @@ export class DynamoLedger implements Ledger {
     const content = entryContent(entry);
     // Two rounds: a lost race in step 3 re-reads the tail once, which then tells the outcome.
     for (let round = 0; ; round++) {
-      const tail = await this.getTail(entry.table, entry.shardId);
+      // Round 0 may use the tail `shardTails` just read (the ingest reads them first): step 3's
+      // condition still guards the chain, and a stale hint only costs the second round.
+      const hint = round === 0 ? this.takeTailHint(entry.table, entry.shardId) : undefined;
+      const tail = hint !== undefined ? hint.tail : await this.getTail(entry.table, entry.shardId);
       if (tail?.content === content) {
         await this.materialize(tail);
         return 'already-present';
       }
       if (!sameSequence(tail?.last ?? null, entry.previousLastSequence)) {
+        if (hint !== undefined) continue; // judge conflicts on a fresh read only
         return this.notAtTail(entry, content, tail);
       }
-      if (tail) await this.materialize(tail);
+      if (tail && !this.written.has(entryKeyOf(tail.entry))) await this.materialize(tail);
       try {
         await this.advanceTail(entry, content, tail);
       } catch (e) {
@@ -263,9 +268,24 @@ export class DynamoLedger implements Ledger {
         }),
       );
     } catch (e) {
-      if (isConditionFailed(e)) return;
-      throw dynamoError(e, 'putEntry', { table: entry.table, shardId: entry.shardId });
+      if (!isConditionFailed(e))
+        throw dynamoError(e, 'putEntry', { table: entry.table, shardId: entry.shardId });
     }
+    // Known to exist: the next append of this chain need not materialize it again.
+    if (this.written.size >= 10_000) this.written.clear();
+    this.written.add(entryKeyOf(entry));
+  }
+
+  /** Tails read by `shardTails`, for the next `appendEntry` of each chain (used once). */
+  private readonly tailHints = new Map<string, { tail: Tail | undefined }>();
+  /** Entry items this ledger wrote or found (they need no materializing). */
+  private readonly written = new Set<string>();
+
+  private takeTailHint(table: string, shardId: string): { tail: Tail | undefined } | undefined {
+    const key = `${shardId}\u0000${table}`;
+    const hint = this.tailHints.get(key);
+    this.tailHints.delete(key);
+    return hint;
   }
 
   private materialize(tail: Tail): Promise<void> {
@@ -412,7 +432,12 @@ export class DynamoLedger implements Ledger {
 
   async shardTails(shardId: string): Promise<Map<string, string>> {
     const out = new Map<string, string>();
-    for (const tail of await this.tails(shardId)) out.set(tail.table, tail.last);
+    for (const key of this.tailHints.keys())
+      if (key.startsWith(`${shardId}\u0000`)) this.tailHints.delete(key);
+    for (const tail of await this.tails(shardId)) {
+      out.set(tail.table, tail.last);
+      this.tailHints.set(`${shardId}\u0000${tail.table}`, { tail });
+    }
     return out;
   }
 

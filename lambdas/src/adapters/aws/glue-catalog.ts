@@ -47,7 +47,7 @@ import type { Catalog, LoadedTable, TableIdentifier } from '../../ports/catalog.
 import { tableIdToString } from '../../ports/catalog.ts';
 import type { Ids } from '../../ports/clock.ts';
 import type { ObjectStore } from '../../ports/object-store.ts';
-import { deleteQuietly, parseMetadataVersion, readMetadata } from '../metadata-files.ts';
+import { deleteQuietly, parseMetadataVersion, readMetadata, rememberMetadata } from '../metadata-files.ts';
 
 export { parseMetadataVersion, readMetadata };
 
@@ -187,6 +187,7 @@ export class GlueCatalog implements Catalog {
     validateId(id);
     const location = metadataFileUri(metadata, 0, this.ids.uuid());
     await this.store.put(location, serializeTableMetadata(metadata));
+    rememberMetadata(this.store, location, metadata);
     try {
       await this.glue.send(
         new CreateTableCommand({
@@ -230,6 +231,7 @@ export class GlueCatalog implements Catalog {
       this.ids.uuid(),
     );
     await this.store.put(location, serializeTableMetadata(metadata));
+    rememberMetadata(this.store, location, metadata);
     const parameters: Record<string, string> = {
       ...(current.table.Parameters ?? {}),
       [TABLE_TYPE_PROP]: ICEBERG_TABLE_TYPE,

@@ -49,7 +49,7 @@ import type { Catalog, LoadedTable, TableIdentifier } from '../../ports/catalog.
 import { tableIdToString } from '../../ports/catalog.ts';
 import type { Ids } from '../../ports/clock.ts';
 import type { ObjectStore } from '../../ports/object-store.ts';
-import { deleteQuietly, parseMetadataVersion, readMetadata } from '../metadata-files.ts';
+import { deleteQuietly, parseMetadataVersion, readMetadata, rememberMetadata } from '../metadata-files.ts';
 import { conflict, isRetryable, mayHaveApplied, messageOf, nameOf } from './sdk-errors.ts';
 
 const NAME = /^[a-z0-9](?:[a-z0-9_]{0,253}[a-z0-9])?$/;
@@ -263,6 +263,7 @@ export class S3TablesCatalog implements Catalog {
   ): Promise<LoadedTable> {
     const name = tableIdToString(id);
     await this.store.put(location, serializeTableMetadata(metadata));
+    rememberMetadata(this.store, location, metadata);
     try {
       const res = await this.client.send(
         new UpdateTableMetadataLocationCommand({

@@ -11,6 +11,7 @@ import { parseTableMetadata, serializeTableMetadata } from '../../iceberg/table-
 import type { Catalog, LoadedTable, TableIdentifier } from '../../ports/catalog.ts';
 import { tableIdToString } from '../../ports/catalog.ts';
 import type { ObjectStore } from '../../ports/object-store.ts';
+import { cachedMetadata, rememberMetadata } from '../metadata-files.ts';
 
 const HINT = 'version-hint.text';
 const VERSION_FILE = /^v(\d+)\.metadata\.json$/;
@@ -115,10 +116,10 @@ export class FileCatalog implements Catalog {
     const current = await this.currentFile(id);
     if (current === undefined)
       throw new FloeError(ErrorKind.NotFound, `table ${tableIdToString(id)} does not exist`);
-    const metadata = parseTableMetadata(
-      new TextDecoder().decode(await this.store.get(current.uri)),
-      current.uri,
-    );
+    const metadata =
+      cachedMetadata(this.store, current.uri) ??
+      parseTableMetadata(new TextDecoder().decode(await this.store.get(current.uri)), current.uri);
+    rememberMetadata(this.store, current.uri, metadata);
     const own = this.defaultLocation(id);
     if (metadata.location.replace(/\/+$/, '') !== own) this.options.relocate?.(metadata.location, own);
     return { id, metadata, metadataLocation: current.uri, versionToken: String(current.version) };
@@ -143,6 +144,7 @@ export class FileCatalog implements Catalog {
         { context: { table: tableIdToString(base.id) } },
       );
     }
+    rememberMetadata(this.store, location, metadata);
     await this.writeHint(base.id, next);
     return { id: base.id, metadata, metadataLocation: location, versionToken: String(next) };
   }
