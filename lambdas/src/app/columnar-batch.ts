@@ -96,6 +96,11 @@ export class ColumnarTableBatch {
   private readonly sourceIdx: number[] = [];
   private readonly sources: string[] = [];
 
+  /** Each record's `seq`, in append order (no text decoded). */
+  get seqList(): readonly number[] {
+    return this.seqs;
+  }
+
   /** Where each record came from, in append order (for the generic fallback). */
   get provenance(): Provenance[] {
     return this.raws.map((raw, i) => ({

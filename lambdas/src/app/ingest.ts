@@ -249,8 +249,7 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
     let json = keep(w.json, (p) => p.seq);
     const avro = keep(w.avro, (a) => a.index);
     if (columnar && columnar.rowCount > 0) {
-      const prov = columnar.provenance;
-      if (isStaged(w.table, prov[0]!.seq)) {
+      if (isStaged(w.table, columnar.seqList[0]!)) {
         // A retry: rare, so the skipped table takes the generic path.
         // All its rows count as skipped; the unstaged rest joins `json`, netted out just below.
         skipped += columnar.rowCount;
@@ -274,7 +273,7 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
     const indices = [
       ...w.json.map((p) => p.seq),
       ...w.avro.map((a) => a.index),
-      ...(columnar?.provenance.map((p) => p.seq) ?? []),
+      ...(columnar?.seqList ?? []),
     ];
     if (indices.length === 0) return;
     const first = Math.min(...indices);

@@ -77,17 +77,15 @@ export class LocalObjectStore implements ObjectStore {
 
   async put(uri: string, bytes: Uint8Array | string): Promise<void> {
     const path = this.pathOf(uri);
-    await fs.mkdir(dirname(path), { recursive: true });
     const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-    await fs.writeFile(tmp, bytes);
+    await writeCreatingDirs(tmp, bytes);
     await fs.rename(tmp, path); // atomic on POSIX: readers see old or new, never half
   }
 
   async putIfAbsent(uri: string, bytes: Uint8Array | string): Promise<boolean> {
     const path = this.pathOf(uri);
-    await fs.mkdir(dirname(path), { recursive: true });
     const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-    await fs.writeFile(tmp, bytes);
+    await writeCreatingDirs(tmp, bytes);
     try {
       await fs.link(tmp, path); // link(2) fails with EEXIST: an atomic create-if-absent
       return true;
@@ -155,4 +153,15 @@ function notFoundOr(e: unknown, uri: string): unknown {
     return new FloeError(ErrorKind.NotFound, `no object at ${uri}`, { cause: e });
   }
   return e;
+}
+
+/** Writes `path`, creating its folder only when it is missing (the common case needs no mkdir). */
+async function writeCreatingDirs(path: string, bytes: Uint8Array | string): Promise<void> {
+  try {
+    await fs.writeFile(path, bytes);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    await fs.mkdir(dirname(path), { recursive: true });
+    await fs.writeFile(path, bytes);
+  }
 }
