@@ -147,20 +147,34 @@ function parseSlow(text: string): unknown {
  * in arrays; non-finite numbers become `null`; `toJSON` is honoured.
  */
 export function stringifyJson(value: unknown, indent?: number): string {
-  // Fast path: the engine's JSON.stringify with bigints swapped for marker strings, then the
-  // markers unquoted. A NUL in any key or string could forge a marker: then the slow path.
-  let forgeable = false;
-  const fast = JSON.stringify(
-    value,
-    (k, v) => {
-      if (typeof v === 'bigint') return `\u0000B${v}`;
-      if ((typeof v === 'string' && v.includes('\u0000')) || k.includes('\u0000')) forgeable = true;
-      return v;
-    },
-    indent,
-  ) as string | undefined;
-  if (!forgeable && fast !== undefined) return fast.replace(BIGINT_MARKER, '$1');
-  return stringifyJsonSlow(value, indent);
+  // Fast path: the engine's JSON.stringify, with bigints written as marker strings through a
+  // temporary BigInt.prototype.toJSON (no replacer call per value), then the markers unquoted. A
+  // string of the data could look like a marker: when more markers are found than were made, the
+  // slow path writes it instead.
+  const proto = BigInt.prototype as unknown as { toJSON?: unknown };
+  const had = Object.hasOwn(proto, 'toJSON');
+  const previous = proto.toJSON;
+  let markers = 0;
+  proto.toJSON = function (this: bigint) {
+    markers++;
+    return `\u0000B${this}`;
+  };
+  let fast: string | undefined;
+  try {
+    fast = JSON.stringify(value, null, indent) as string | undefined;
+  } finally {
+    if (had) proto.toJSON = previous;
+    else delete proto.toJSON;
+  }
+  if (fast === undefined) return stringifyJsonSlow(value, indent);
+  if (markers === 0) return fast;
+  let replaced = 0;
+  const out = fast.replace(BIGINT_MARKER, (_, digits: string) => {
+    replaced++;
+    return digits;
+  });
+  // A string of the data that looks like a marker was unquoted too: write it the slow way.
+  return replaced === markers ? out : stringifyJsonSlow(value, indent);
 }
 
 const BIGINT_MARKER = /"\\u0000B(-?\d+)"/g;

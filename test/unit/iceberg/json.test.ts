@@ -110,3 +110,24 @@ function hasUnsafeInteger(v: unknown): boolean {
   if (v !== null && typeof v === 'object') return Object.values(v).some(hasUnsafeInteger);
   return false;
 }
+
+describe('stringifyJson fast path', () => {
+  it('writes bigints bare, and is not fooled by data that looks like its bigint marker', () => {
+    const v = { a: 12345678901234567890n, b: [1, -5n, '\u0000B1', 'x\u0000B2'], k: { '\u0000B3': 4n } };
+    const text = stringifyJson(v);
+    expect(text).toBe('{"a":12345678901234567890,"b":[1,-5,"\\u0000B1","x\\u0000B2"],"k":{"\\u0000B3":4}}');
+    expect(JSON.parse(text.replace(/12345678901234567890/, '1'))).toEqual({
+      a: 1,
+      b: [1, -5, '\u0000B1', 'x\u0000B2'],
+      k: { '\u0000B3': 4 },
+    });
+  });
+
+  it('leaves BigInt.prototype as it found it, also when serialisation throws', () => {
+    const cyclic: Record<string, unknown> = { n: 1n };
+    cyclic.self = cyclic;
+    expect(() => stringifyJson(cyclic)).toThrow();
+    expect(Object.hasOwn(BigInt.prototype, 'toJSON')).toBe(false);
+    expect(stringifyJson([2n ** 70n], 2)).toBe('[\n  1180591620717411303424\n]');
+  });
+});

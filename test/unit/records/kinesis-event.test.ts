@@ -129,6 +129,22 @@ describe('buildKinesisEvent / parseKinesisEvent', () => {
       mutate((r) => {
         r.kinesis.data = 'abc';
       }),
+      ...[
+        'QQ=A',
+        'Q!==',
+        'AB=CDEFG',
+        '====',
+        'A===',
+        'QQ!=',
+        'QU JD'.replace(' ', '='),
+        'QUJ-',
+        'QUJDQ_==',
+        'QUJD\n',
+      ].map((bad) =>
+        mutate((r) => {
+          r.kinesis.data = bad;
+        }),
+      ),
       mutate((r) => {
         r.kinesis.approximateArrivalTimestamp = '1545084650.987';
       }),
@@ -170,5 +186,34 @@ describe('batchItemFailures', () => {
   it('never emits a bogus identifier (Lambda would fail the whole batch)', () => {
     expectInvalid(() => batchItemFailures(['']));
     expectInvalid(() => batchItemFailures([SEQ_A, 'abc']));
+  });
+});
+
+describe('parseKinesisEvent: base64 and sequence order at scale', () => {
+  it('decodes every valid padding variant exactly', () => {
+    const bodies = ['', 'a', 'ab', 'abc', 'abcd', '\u0000\u00ff', '{"x":"é"}'];
+    const recs = bodies.map((b, i) => rec(`${SEQ_A.slice(0, -1)}${i}`, b));
+    const parsed = parseKinesisEvent(buildKinesisEvent(SHARD, ARN, 'eu-west-1', recs));
+    expect(parsed.records.map((r) => new TextDecoder().decode(r.data))).toEqual(bodies);
+  });
+
+  it('orders sequence numbers of different lengths numerically, not as text', () => {
+    const short = '99';
+    const long = '100';
+    const ok = parseKinesisEvent(
+      buildKinesisEvent(SHARD, ARN, 'eu-west-1', [rec(short, 'a'), rec(long, 'b')]),
+    );
+    expect(ok.records.map((r) => r.sequenceNumber)).toEqual(['99', '100']);
+    expectInvalid(() =>
+      parseKinesisEvent(buildKinesisEvent(SHARD, ARN, 'eu-west-1', [rec(long, 'a'), rec(short, 'b')])),
+    );
+    // Leading zeros fall back to exact comparison: 099 < 100.
+    const padded = parseKinesisEvent(
+      buildKinesisEvent(SHARD, ARN, 'eu-west-1', [rec('099', 'a'), rec('100', 'b')]),
+    );
+    expect(padded.records).toHaveLength(2);
+    expectInvalid(() =>
+      parseKinesisEvent(buildKinesisEvent(SHARD, ARN, 'eu-west-1', [rec('0100', 'a'), rec('99', 'b')])),
+    );
   });
 });
