@@ -215,8 +215,10 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
           String(new Set(got).size),
           same ? 'ok' : 'MISMATCH',
         ]);
-        const q = QUERIES[id.name];
-        if (q) {
+        const q =
+          QUERIES[id.name] ??
+          `SELECT region, count(*) AS events, min(event_time) AS first, max(event_time) AS last FROM "${id.name}" GROUP BY region ORDER BY region`;
+        {
           const res = await engine.query(q);
           out(`\n${q}`);
           out(
