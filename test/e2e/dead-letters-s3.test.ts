@@ -2,11 +2,19 @@
  * `floe dead-letters list|show --store s3://…`: the dead letters a deployed pipeline keeps in S3
  * (written here by the ingest app through the S3 object store, on s3rver).
  */
+
+import {
+  CreateStreamCommand,
+  DescribeStreamSummaryCommand,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  ListShardsCommand,
+} from '@aws-sdk/client-kinesis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../lambdas/src/adapters/aws/s3-object-store.ts';
 import { ObjectStoreDeadLetterStore } from '../../lambdas/src/adapters/object-dead-letter-store.ts';
 import { ingestBatch } from '../../lambdas/src/app/ingest.ts';
-import { listCommand, showCommand } from '../../lambdas/src/cli/dead-letters-command.ts';
+import { listCommand, replayCommand, showCommand } from '../../lambdas/src/cli/dead-letters-command.ts';
 import { startS3rver } from '../contract/object-store.contract.ts';
 import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
 import { tempDir } from '../helpers/e2e.ts';
@@ -59,6 +67,47 @@ describe('floe dead-letters on an S3 store', () => {
     );
     expect(shown.join('\n')).toContain('{not json');
     expect(shown.join('\n')).toContain('malformed-json');
+  });
+
+  it('replay --to-stream puts the original records back into Kinesis and empties the store', async () => {
+    const { startKinesalite } = await import('../../lambdas/src/local/emulators.ts');
+    const k = await startKinesalite();
+    try {
+      await k.client.send(new CreateStreamCommand({ StreamName: 'replay', ShardCount: 1 }));
+      for (let i = 0; i < 50; i++) {
+        const d = await k.client.send(new DescribeStreamSummaryCommand({ StreamName: 'replay' }));
+        if (d.StreamDescriptionSummary?.StreamStatus === 'ACTIVE') break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const before: string[] = [];
+      await listCommand({ store: STORE, s3Endpoint: s3.endpoint, json: true }, (l) => before.push(l));
+      const letters = before.map((l) => JSON.parse(l) as { raw: string; partitionKey: string });
+      expect(letters.length).toBe(2);
+      const out: string[] = [];
+      const code = await replayCommand(
+        { store: STORE, s3Endpoint: s3.endpoint, toStream: 'replay', endpoint: k.endpoint },
+        (l) => out.push(l),
+      );
+      expect(code).toBe(0);
+      expect(out.join('\n')).toContain('put 2 dead letter(s)');
+      const shards = await k.client.send(new ListShardsCommand({ StreamName: 'replay' }));
+      const it0 = await k.client.send(
+        new GetShardIteratorCommand({
+          StreamName: 'replay',
+          ShardId: shards.Shards![0]!.ShardId!,
+          ShardIteratorType: 'TRIM_HORIZON',
+        }),
+      );
+      const got = await k.client.send(new GetRecordsCommand({ ShardIterator: it0.ShardIterator! }));
+      expect(got.Records?.map((r) => [new TextDecoder().decode(r.Data), r.PartitionKey])).toEqual(
+        letters.map((d) => [d.raw, d.partitionKey]),
+      );
+      const after: string[] = [];
+      await listCommand({ store: STORE, s3Endpoint: s3.endpoint, json: true }, (l) => after.push(l));
+      expect(after).toEqual([]);
+    } finally {
+      await k.close();
+    }
   });
 
   it('rejects a store that is not s3://', async () => {

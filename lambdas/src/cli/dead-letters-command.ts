@@ -200,16 +200,70 @@ export function renderRecord(d: DeadLetterRecord): string {
 
 // ---- replay -------------------------------------------------------------------------------------
 
-export interface ReplayCommandOptions extends FilterOptions {
+export interface ReplayCommandOptions extends FilterOptions, StoreOptions {
   readonly config?: string;
   readonly key?: readonly string[];
   readonly dryRun?: boolean;
   readonly quiet?: boolean;
+  /** Put the records back into this Kinesis stream (the deployed pipeline re-processes them). */
+  readonly toStream?: string;
+  /** Kinesis endpoint for `toStream` (a local stack); default: AWS. */
+  readonly endpoint?: string;
+  readonly region?: string;
 }
 
 const SHOWN_FAILURES = 20;
 
+/**
+ * `replay --to-stream`: the streaming way to replay. Each selected dead letter's original bytes go
+ * back into the stream with their partition key (so they keep their shard's order relative to each
+ * other), and leave the store once the stream accepted them; the running pipeline, with its
+ * configuration fixed, decides again. A record may come back as a new dead letter if it still fails.
+ */
+async function replayToStream(opts: ReplayCommandOptions, out: (s: string) => void): Promise<number> {
+  const filter = filterOf(opts);
+  const { store, where } = await storeFor(opts, openWarehouse(opts.warehouse));
+  const selected = await selectDeadLetters(store, filter);
+  if (selected.length === 0) {
+    out(`no dead letters${describeFilter(filter) ? ` matching ${describeFilter(filter)}` : ''} in ${where}`);
+    return 0;
+  }
+  const records = selected.map((d) => ({
+    data:
+      d.rawBase64 !== undefined
+        ? new Uint8Array(Buffer.from(d.rawBase64, 'base64'))
+        : new TextEncoder().encode(d.raw),
+    partitionKey: d.partitionKey ?? d.key,
+  }));
+  if (opts.dryRun) {
+    out(
+      `dry run: would put ${selected.length} dead letter(s) from ${where} back into stream ${opts.toStream}`,
+    );
+    return 0;
+  }
+  const { putRecords } = await import('../adapters/aws/kinesis-producer.ts');
+  const { kinesisClientFor } = await import('./generate-command.ts');
+  const client = kinesisClientFor(opts.endpoint, opts.region);
+  try {
+    await putRecords(client, opts.toStream as string, records);
+  } finally {
+    client.destroy();
+  }
+  for (const d of selected) await store.delete(d.key);
+  out(
+    `put ${selected.length} dead letter(s) from ${where} back into stream ${opts.toStream}; removed them from the store`,
+  );
+  return 0;
+}
+
 export async function replayCommand(opts: ReplayCommandOptions, out: (s: string) => void): Promise<number> {
+  if (opts.toStream !== undefined) return replayToStream(opts, out);
+  if (opts.store !== undefined) {
+    throw new FloeError(
+      ErrorKind.ConfigInvalid,
+      "--store holds a deployed pipeline's dead letters: replay them with --to-stream STREAM (the pipeline re-processes them)",
+    );
+  }
   const config = await readConfigFile(opts.config);
   const filter = filterOf(opts);
   const wh = openWarehouse(opts.warehouse);

@@ -82,6 +82,17 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--source <source>', SOURCE_HELP)
     .option('--table <table>', 'only dead letters naming this table')
     .option('--key <keys...>', 'only these dead letters (repeatable)')
+    .option(
+      '--store <s3uri>',
+      "a deployed pipeline's dead-letter store (s3://bucket/prefix); needs --to-stream",
+    )
+    .option('--s3-endpoint <url>', 'S3 endpoint for --store (e.g. a local S3 emulator)')
+    .option(
+      '--to-stream <name>',
+      'put the records back into this Kinesis stream instead of loading them here',
+    )
+    .option('--endpoint <url>', 'Kinesis endpoint for --to-stream (a local stack); default: AWS')
+    .option('--region <region>', 'AWS region for --to-stream / --store')
     .option('--limit <n>', 'replay at most N (the first in source and line order)')
     .option(
       '--dry-run',
