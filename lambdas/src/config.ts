@@ -18,6 +18,7 @@ import {
   transformToString,
 } from './iceberg/transform.ts';
 import { isPrimitive, parsePrimitive, type StructType } from './iceberg/types.ts';
+import type { ConsolidationRule } from './routing/consolidate.ts';
 import { DEFAULT_ROUTING, parseTemplate, type RoutingConfig } from './routing/route.ts';
 import { isLegalTableName } from './routing/table-name.ts';
 import { isLegalColumnName } from './schema/column-name.ts';
@@ -106,6 +107,8 @@ export interface FloeConfig {
   readonly fields?: FieldsConfig;
   /** Guards; absent when none is configured. */
   readonly guards?: GuardsConfig;
+  /** Consolidated tables (DESIGN §3): rules tried in order before ordinary routing. */
+  readonly consolidate?: readonly ConsolidationRule[];
 }
 
 /** The sample's partition candidates. */
@@ -137,6 +140,7 @@ const TOP_KEYS = [
   'targetFileSizeBytes',
   'fields',
   'guards',
+  'consolidate',
 ] as const;
 const FIELD_RULE_KEYS = ['keep', 'drop', 'only'] as const;
 const FIELDS_KEYS = [...FIELD_RULE_KEYS, 'tables'] as const;
@@ -274,6 +278,7 @@ export function parseConfig(json: unknown): FloeConfig {
     targetFileSizeBytes,
     ...optional('fields', parseFields(root.fields)),
     ...optional('guards', parseGuards(root.guards)),
+    ...optional('consolidate', parseConsolidate(root.consolidate)),
   };
 }
 
@@ -323,6 +328,55 @@ function positiveIntAt(key: string, v: unknown): number {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0)
     invalid(key, 'expected a positive integer', v);
   return v;
+}
+
+const CONSOLIDATE_KEYS = ['table', 'when', 'discriminators', 'shared', 'variantColumn'] as const;
+
+function parseConsolidate(v: unknown): ConsolidationRule[] | undefined {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v)) invalid('consolidate', 'expected an array of rules', v);
+  return v.map((r, i): ConsolidationRule => {
+    const key = `consolidate[${i}]`;
+    const o = objectAt(key, r, CONSOLIDATE_KEYS);
+    if (o.table === undefined) invalid(`${key}.table`, 'is required', o.table);
+    const table = tableNameAt(`${key}.table`, o.table);
+    const discriminators = stringListAt(`${key}.discriminators`, o.discriminators ?? []).map((p, j) =>
+      dottedPathAt(`${key}.discriminators[${j}]`, p),
+    );
+    if (discriminators.length === 0)
+      invalid(`${key}.discriminators`, 'expected at least one field path', o.discriminators);
+    const shared = o.shared === undefined ? [] : stringListAt(`${key}.shared`, o.shared);
+    let when: Record<string, string[] | '*'> | undefined;
+    if (o.when !== undefined) {
+      when = {};
+      for (const [path, values] of Object.entries(objectAt(`${key}.when`, o.when))) {
+        dottedPathAt(`${key}.when.${path}`, path);
+        if (values === '*') when[path] = '*';
+        else {
+          const list = stringListAt(`${key}.when.${path}`, values);
+          if (list.length === 0) invalid(`${key}.when.${path}`, 'expected values or "*"', values);
+          when[path] = list;
+        }
+      }
+    }
+    let variantColumn: string | undefined;
+    if (o.variantColumn !== undefined) {
+      variantColumn = stringAt(`${key}.variantColumn`, o.variantColumn);
+      if (/\{\s*\}|\{[^}]*$|\{[^}]*\{/.test(variantColumn) || !/\{[^{}]+\}/.test(variantColumn))
+        invalid(
+          `${key}.variantColumn`,
+          'expected a template with {field} placeholders, e.g. {ride_type}_ride_attributes',
+          variantColumn,
+        );
+    }
+    return {
+      table,
+      discriminators,
+      shared,
+      ...(when === undefined ? {} : { when }),
+      ...(variantColumn === undefined ? {} : { variantColumn }),
+    };
+  });
 }
 
 function parseGuards(v: unknown): GuardsConfig | undefined {
@@ -376,7 +430,8 @@ export function hasRecordRules(config: FloeConfig): boolean {
   const scoped = (r: FieldRules) => r.keep !== undefined || r.drop !== undefined || r.only !== undefined;
   return (
     (f !== undefined && (scoped(f) || Object.values(f.tables).some(scoped))) ||
-    (g !== undefined && Object.values(g).some((x) => x !== undefined))
+    (g !== undefined && Object.values(g).some((x) => x !== undefined)) ||
+    (config.consolidate !== undefined && config.consolidate.length > 0)
   );
 }
 

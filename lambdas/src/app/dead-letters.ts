@@ -23,6 +23,8 @@ export const DeadLetterReason = {
   GuardMaxColumns: 'guard-max-columns',
   /** `guards.maxNestingDepth`: the record nests deeper than the limit. */
   GuardMaxDepth: 'guard-max-depth',
+  /** A `consolidate` rule took the record but could not shape it (a discriminator is missing). */
+  ConsolidationFailed: 'consolidation-failed',
 } as const;
 export type DeadLetterReason = (typeof DeadLetterReason)[keyof typeof DeadLetterReason];
 

@@ -29,7 +29,8 @@ import type { SchemaRegistry } from '../ports/schema-registry.ts';
 import { type DecodedAvro, decodeJsonRecord, decodeRecord } from '../records/decode.ts';
 import { formatJsonRecord, type JsonObject } from '../records/json-line.ts';
 import type { KinesisBatch, KinesisBatchRecord } from '../records/kinesis-event.ts';
-import { compileRouter, type Router } from '../routing/index.ts';
+import { compileConsolidation } from '../routing/consolidate.ts';
+import { compileRouter, type RouteResult, type Router } from '../routing/index.ts';
 import { compileSchemaNameRouter } from '../routing/route.ts';
 import { StructInferrer } from '../schema/infer.ts';
 import { ProjectFailure, projectRow } from '../schema/project.ts';
@@ -157,6 +158,7 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
   tailsRead.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
   const router = compileRouter(cfg.routing);
   const bySchemaName = compileSchemaNameRouter(cfg.routing);
+  const consolidator = compileConsolidation(cfg.consolidate ?? []);
   const rules = hasRecordRules(cfg) ? await RecordRules.create(cfg, deps.catalog) : undefined;
   const fast =
     cfg.format === 'json' && deps.fastPath !== false && fastRouting(cfg)
@@ -216,7 +218,19 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
       continue;
     }
     let obj = decoded.value as JsonObject;
-    const route = router(obj);
+    const consolidated = consolidator?.(obj);
+    if (consolidated && !consolidated.ok) {
+      reject(letter(i, DeadLetterReason.ConsolidationFailed, consolidated.detail, consolidated.table));
+      continue;
+    }
+    let transformed = false;
+    if (consolidated) {
+      obj = consolidated.value;
+      transformed = true;
+    }
+    const route: RouteResult = consolidated
+      ? { ok: true, table: consolidated.table, rule: 'consolidated' }
+      : router(obj);
     if (!route.ok) {
       reject(letter(i, routeReason(route.reason), route.detail));
       continue;
@@ -228,9 +242,10 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
         reject(letter(i, checked.reason, checked.detail, route.table));
         continue;
       }
-      if (checked.value !== obj) w.transformed.set(i, formatJsonRecord(checked.value));
+      if (checked.value !== obj) transformed = true;
       obj = checked.value;
     }
+    if (transformed) w.transformed.set(i, formatJsonRecord(obj));
     w.json.push({ seq: i, source: shardId, line: i + 1, raw: utf8.decode(r.data), value: obj });
   }
   for (const table of fast?.tables.keys() ?? []) workFor(table);

@@ -1,6 +1,7 @@
 import { hasRecordRules } from '../config.ts';
 import { JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
-import { compileRouter } from '../routing/index.ts';
+import { compileConsolidation } from '../routing/consolidate.ts';
+import { compileRouter, type RouteResult } from '../routing/index.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 import { FastPath, fastRouting, loadTableColumnar, mergeBySeq, reparse } from './load-columnar.ts';
 import { loadTable } from './load-generic.ts';
@@ -50,6 +51,7 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
     await deps.onDeadLetter(d);
   };
   const router = compileRouter(deps.config.routing);
+  const consolidator = compileConsolidation(deps.config.consolidate ?? []);
   // Field lists and guards: only the generic path applies them, so fastRouting is false then.
   const rules = hasRecordRules(deps.config) ? await RecordRules.create(deps.config, deps.catalog) : undefined;
   const fast =
@@ -84,7 +86,22 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
         return;
       }
       let obj = value as Record<string, JsonValue>;
-      const route = router(obj);
+      const consolidated = consolidator?.(obj);
+      if (consolidated && !consolidated.ok) {
+        await reject({
+          source: src.name,
+          line: n,
+          reason: DeadLetterReason.ConsolidationFailed,
+          detail: consolidated.detail,
+          table: consolidated.table,
+          raw,
+        });
+        return;
+      }
+      if (consolidated) obj = consolidated.value;
+      const route: RouteResult = consolidated
+        ? { ok: true, table: consolidated.table, rule: 'consolidated' }
+        : router(obj);
       if (!route.ok) {
         await reject({ source: src.name, line: n, reason: routeReason(route), detail: route.detail, raw });
         return;

@@ -43,7 +43,13 @@ export const DEFAULT_ROUTING: RoutingConfig = Object.freeze({
 });
 
 /** Which rule chose the table. */
-export type RouteRule = 'table-field' | 'template' | 'routing-field' | 'default' | 'schema-name';
+export type RouteRule =
+  | 'table-field'
+  | 'template'
+  | 'routing-field'
+  | 'default'
+  | 'schema-name'
+  | 'consolidated';
 
 /** The table for a record, or why there is none. */
 export type RouteResult =
