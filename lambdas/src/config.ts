@@ -109,6 +109,22 @@ export interface FloeConfig {
   readonly guards?: GuardsConfig;
   /** Consolidated tables (DESIGN §3): rules tried in order before ordinary routing. */
   readonly consolidate?: readonly ConsolidationRule[];
+  /**
+   * What a value that does not fit its column's type does (DESIGN §3): `dead-letter` (default) or
+   * `coerce` (converted to the column's type when lossless, the conversion recorded); per table.
+   */
+  readonly typeConflict: TypeConflictConfig;
+}
+
+export type TypeConflictPolicy = 'dead-letter' | 'coerce';
+
+export interface TypeConflictConfig {
+  readonly default: TypeConflictPolicy;
+  readonly tables: Readonly<Record<string, TypeConflictPolicy>>;
+}
+
+export function typeConflictFor(config: FloeConfig, table: string): TypeConflictPolicy {
+  return config.typeConflict.tables[table] ?? config.typeConflict.default;
 }
 
 /** The sample's partition candidates. */
@@ -141,6 +157,7 @@ const TOP_KEYS = [
   'fields',
   'guards',
   'consolidate',
+  'typeConflict',
 ] as const;
 const FIELD_RULE_KEYS = ['keep', 'drop', 'only'] as const;
 const FIELDS_KEYS = [...FIELD_RULE_KEYS, 'tables'] as const;
@@ -279,6 +296,7 @@ export function parseConfig(json: unknown): FloeConfig {
     ...optional('fields', parseFields(root.fields)),
     ...optional('guards', parseGuards(root.guards)),
     ...optional('consolidate', parseConsolidate(root.consolidate)),
+    typeConflict: parseTypeConflict(root.typeConflict),
   };
 }
 
@@ -328,6 +346,28 @@ function positiveIntAt(key: string, v: unknown): number {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0)
     invalid(key, 'expected a positive integer', v);
   return v;
+}
+
+function policyAt(key: string, v: unknown): TypeConflictPolicy {
+  if (v !== 'dead-letter' && v !== 'coerce') invalid(key, "expected 'dead-letter' or 'coerce'", v);
+  return v;
+}
+
+function parseTypeConflict(v: unknown): TypeConflictConfig {
+  if (v === undefined) return { default: 'dead-letter', tables: {} };
+  if (typeof v === 'string') return { default: policyAt('typeConflict', v), tables: {} };
+  const o = objectAt('typeConflict', v, ['default', 'tables']);
+  const tables: Record<string, TypeConflictPolicy> = {};
+  for (const [t, p] of Object.entries(
+    o.tables === undefined ? {} : objectAt('typeConflict.tables', o.tables),
+  )) {
+    tableNameAt(`typeConflict.tables.${t}`, t);
+    tables[t] = policyAt(`typeConflict.tables.${t}`, p);
+  }
+  return {
+    default: o.default === undefined ? 'dead-letter' : policyAt('typeConflict.default', o.default),
+    tables,
+  };
 }
 
 const CONSOLIDATE_KEYS = ['table', 'when', 'discriminators', 'shared', 'variantColumn'] as const;

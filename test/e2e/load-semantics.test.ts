@@ -647,3 +647,49 @@ describe('e. a long history: 120 small appends', () => {
     );
   });
 });
+
+describe('type-conflict policy', () => {
+  it("'coerce' lands lossless mismatches and records them in the snapshot summary; 'dead-letter' rejects them", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      for (const policy of ['coerce', 'dead-letter'] as const) {
+        const wh = fileWarehouse(`${dir}/${policy}`);
+        const config = parseConfig({ typeConflict: { tables: { order_events: policy } } });
+        const first = await load(
+          wh,
+          [{ name: 'a', lines: ['{"event_type":"ORDER","id":1,"amount":10.5,"note":"x"}'] }],
+          { config },
+        );
+        expect(first.dead).toEqual([]);
+        const second = await load(
+          wh,
+          [
+            {
+              name: 'b',
+              lines: [
+                '{"event_type":"ORDER","id":"2","amount":"12.50","note":7}',
+                '{"event_type":"ORDER","id":"3.5","amount":1.0,"note":"y"}',
+              ],
+            },
+          ],
+          { config },
+        );
+        const t = await wh.catalog.loadTable({ namespace: 'default', name: 'order_events' });
+        const summary = t.metadata.snapshots.at(-1)!.summary;
+        if (policy === 'coerce') {
+          expect(second.dead.map((d) => d.reason)).toEqual(['type-conflict']); // "3.5" into a long column
+          expect(summary['total-records']).toBe('2');
+          expect(summary['floe.coerced']).toBe(
+            'id: string→long ×1; amount: string→double ×1; note: integer→string ×1',
+          );
+        } else {
+          expect(second.dead.map((d) => d.reason)).toEqual(['type-conflict', 'type-conflict']);
+          expect(summary['total-records']).toBe('1');
+          expect(summary['floe.coerced']).toBeUndefined();
+        }
+      }
+    } finally {
+      cleanup();
+    }
+  });
+});

@@ -37,6 +37,7 @@ describe('parseConfig defaults', () => {
       tableProperties: { ...DEFAULT_TABLE_PROPERTIES, 'write.target-file-size-bytes': '134217728' },
       formatVersion: 2,
       targetFileSizeBytes: 134217728,
+      typeConflict: { default: 'dead-letter', tables: {} },
     });
     expect(parseConfig(undefined)).toEqual(c);
   });
@@ -98,6 +99,8 @@ describe('parseConfig errors name the key and the value', () => {
     [{ namespace: '' }, 'config key \'namespace\': expected a non-empty string, got ""'],
     [{ formatVersion: 4 }, "config key 'formatVersion': expected 2 or 3, got 4"],
     [{ format: 'avro' }, "config key 'format': expected 'json' or 'avro-gsr', got \"avro\""],
+    [{ typeConflict: 'cast' }, "config key 'typeConflict': expected 'dead-letter' or 'coerce'"],
+    [{ typeConflict: { tables: { orders: 'x' } } }, "config key 'typeConflict.tables.orders'"],
     [{ targetFileSizeBytes: -1 }, "config key 'targetFileSizeBytes': expected a positive integer, got -1"],
     [{ routing: { suffix: '_Events' } }, "config key 'routing.suffix'"],
     [{ routing: { suffix: 'events_' } }, "config key 'routing.suffix'"],

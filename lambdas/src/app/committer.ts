@@ -9,7 +9,7 @@
  * crashed attempt) already committed are never taken twice; the catalog's compare-and-swap is the
  * only arbiter. The lease only keeps committers from wasting work on each other.
  */
-import { type FloeConfig, hintsFor, partitionCandidatesFor } from '../config.ts';
+import { type FloeConfig, hintsFor, partitionCandidatesFor, typeConflictFor } from '../config.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import { dataFileFromJson } from '../iceberg/manifest/data-file-json.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
@@ -30,7 +30,13 @@ import { ProjectFailure, projectRow } from '../schema/project.ts';
 import { type CommitDeps, commitAppend } from './append.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 import { registryOf, tableId } from './ingest.ts';
-import { convertRecords, groupByPartition, screen, writeGroupFiles } from './load-generic.ts';
+import {
+  coercionSummary,
+  convertRecords,
+  groupByPartition,
+  screen,
+  writeGroupFiles,
+} from './load-generic.ts';
 import type { LoadDeps, PendingRecord } from './load-types.ts';
 import { decodeFragment, type FragmentRecord } from './pending-fragment.ts';
 import { createTable, evolve } from './table-staging.ts';
@@ -417,11 +423,23 @@ async function build(
     }
   };
   let accepted: PendingRecord[] = [];
+  let coercion: string | undefined;
   if (jsonItems.length > 0) {
     const hints = hintsFor(cfg, table);
     const inferrer = () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
     const records = jsonItems.map((d, i) => pendingRecord(d, i));
-    const s = await screen(loadDeps(deps), base.id, records, inferrer(), inferrer, { base });
+    const s = await screen(
+      loadDeps(deps),
+      base.id,
+      records,
+      inferrer(),
+      inferrer,
+      { base },
+      {
+        coerce: typeConflictFor(cfg, table) === 'coerce',
+      },
+    );
+    coercion = coercionSummary(s.coerced);
     for (const d of s.rejected) letter(jsonItems[d.line - 1]!.item, d.reason, d.detail);
     accepted = s.accepted;
     if (accepted.length > 0) evolveFor(s.batchType);
@@ -523,7 +541,13 @@ async function build(
       otherSpecFiles,
       ...(wmUri === undefined
         ? {}
-        : { summary: { [WATERMARK_KEY]: wmUri, 'floe.ledger-entries': String(entries.length) } }),
+        : {
+            summary: {
+              [WATERMARK_KEY]: wmUri,
+              'floe.ledger-entries': String(entries.length),
+              ...(coercion === undefined ? {} : { 'floe.coerced': coercion }),
+            },
+          }),
     },
     info: {
       entries: entries.length,

@@ -13,7 +13,13 @@
  * lowest sequence number of the failed tables' records as its batch item failure, Lambda retries
  * from there, and the tables that succeeded skip what they already staged.
  */
-import { type FloeConfig, hasRecordRules, hintsFor, partitionCandidatesFor } from '../config.ts';
+import {
+  type FloeConfig,
+  hasRecordRules,
+  hintsFor,
+  partitionCandidatesFor,
+  typeConflictFor,
+} from '../config.ts';
 import { ErrorKind, isFloeError } from '../errors.ts';
 import { dataFileToJson, withoutColumnMetrics } from '../iceberg/manifest/data-file-json.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
@@ -36,7 +42,7 @@ import { StructInferrer } from '../schema/infer.ts';
 import { ProjectFailure, projectRow } from '../schema/project.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 import { FastPath, fastRouting, mergeBySeq, reparse, writeColumnarFiles } from './load-columnar.ts';
-import { groupByPartition, screen, stage, writeGroupFiles } from './load-generic.ts';
+import { coercionSummary, groupByPartition, screen, stage, writeGroupFiles } from './load-generic.ts';
 import type { LoadDeps, PendingRecord } from './load-types.ts';
 import { encodeFragment, type FragmentRecord } from './pending-fragment.ts';
 import { RecordRules } from './record-rules.ts';
@@ -75,6 +81,8 @@ export interface TableIngest {
   readonly bytes: number;
   readonly deadLetters: number;
   readonly path: 'columnar' | 'generic' | 'avro' | 'pending' | 'none';
+  /** Values converted under the `coerce` type-conflict policy (`column: from→to ×n; …`). */
+  readonly coerced?: string;
 }
 
 export interface IngestFailure {
@@ -323,6 +331,7 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
         bytes: out.files.reduce((n, f) => n + f.bytes, 0),
         deadLetters: out.rejected.length,
         path: out.path,
+        ...(out.coerced === undefined ? {} : { coerced: out.coerced }),
       });
     } catch (error) {
       // Once the entry was sent, only a conflict proves it was not written: otherwise it may name
@@ -361,6 +370,7 @@ interface StagedTable {
   readonly rows: number;
   readonly pending: number;
   readonly path: TableIngest['path'];
+  readonly coerced?: string;
 }
 
 async function stageTable(
@@ -382,6 +392,7 @@ async function stageTable(
   const rejected: DeadLetterRecord[] = [];
   const pending: number[] = [];
   let rows = 0;
+  let coerced: string | undefined;
   let path: TableIngest['path'] = 'none';
   const toLetter = (d: DeadLetter, index: number) => letter(index, d.reason, d.detail, w.table);
   const noteFiles = (files: DataFile[], schemaId: number, specId: number) => {
@@ -405,7 +416,18 @@ async function stageTable(
   if (json.length > 0) {
     const hints = hintsFor(cfg, w.table);
     const inferrer = () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
-    const screened = await screen(ldeps, id, json, inferrer(), inferrer, { base });
+    const screened = await screen(
+      ldeps,
+      id,
+      json,
+      inferrer(),
+      inferrer,
+      { base },
+      {
+        coerce: typeConflictFor(cfg, w.table) === 'coerce',
+      },
+    );
+    coerced = coercionSummary(screened.coerced);
     for (const d of screened.rejected) rejected.push(toLetter(d, d.line - 1));
     const accepted = screened.accepted;
     if (accepted.length > 0) {
@@ -494,7 +516,14 @@ async function stageTable(
     staged.push(uri);
     files.push({ uri, kind: 'pending', records: pending.length, bytes: bytes.length });
   }
-  return { files, rejected, rows, pending: pending.length, path };
+  return {
+    files,
+    rejected,
+    rows,
+    pending: pending.length,
+    path,
+    ...(coerced === undefined ? {} : { coerced }),
+  };
 }
 
 /** Writes the fast path's columns as data files when the batch needs no change to the table. */

@@ -3,7 +3,7 @@
  * batches are screened against the table, values converted per record, bad records dead-lettered.
  */
 
-import { hintsFor, partitionCandidatesFor } from '../config.ts';
+import { hintsFor, partitionCandidatesFor, typeConflictFor } from '../config.ts';
 import { ErrorKind, isFloeError } from '../errors.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
 import type { PartitionSpec } from '../iceberg/partition-spec.ts';
@@ -17,6 +17,8 @@ import type { StructType } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
 import { writeDataFile } from '../parquet/index.ts';
 import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
+import type { JsonValue } from '../records/json-line.ts';
+import { coerceToSchema } from '../schema/coerce.ts';
 import { compileRowConverter, describeConvertFailure } from '../schema/convert.ts';
 import { fitToExisting } from '../schema/fit.ts';
 import { StructInferrer } from '../schema/infer.ts';
@@ -50,7 +52,10 @@ export async function loadTable(
     records,
     new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps }),
     () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps }),
+    undefined,
+    { coerce: typeConflictFor(cfg, name) === 'coerce' },
   );
+  const coercion = coercionSummary(screened.coerced);
   let deadLetters = screened.rejected.length;
   for (const d of screened.rejected) await reject(d);
   const accepted = screened.accepted;
@@ -73,9 +78,15 @@ export async function loadTable(
   let created = false;
   if (!screened.exists) created = await createTable(deps, id, batchType, candidates);
 
-  const committed = await commitStaged(deps, id, (base, staged) =>
-    stage(deps, base, batchType, candidates, accepted, staged),
-  );
+  const committed = await commitStaged(deps, id, async (base, staged) => {
+    const out = await stage(deps, base, batchType, candidates, accepted, staged);
+    // The coerce policy records what it converted in the snapshot that holds the rows.
+    if (coercion === undefined) return out;
+    return {
+      ...out,
+      prepared: { ...out.prepared, summary: { ...out.prepared.summary, 'floe.coerced': coercion } },
+    };
+  });
   for (const d of committed.staged?.rejected ?? []) {
     deadLetters++;
     await reject(d);
@@ -90,6 +101,15 @@ export interface Screened {
   /** The accepted records' type, fitted to the table's existing columns. */
   readonly batchType: StructType;
   readonly exists: boolean;
+  /** Conversions made under the `coerce` policy: `column: from→to` → how many values. */
+  readonly coerced: ReadonlyMap<string, number>;
+}
+
+/** Coercions as one snapshot summary value / log field: `amount: string→double ×3; …`. */
+export function coercionSummary(coerced: ReadonlyMap<string, number>): string | undefined {
+  if (coerced.size === 0) return undefined;
+  const text = [...coerced].map(([what, n]) => `${what} ×${n}`).join('; ');
+  return text.length > 1000 ? `${text.slice(0, 997)}...` : text;
 }
 
 /**
@@ -101,16 +121,32 @@ export interface Screened {
 export async function screen(
   deps: Pick<LoadDeps, 'catalog'>,
   id: TableIdentifier,
-  records: readonly PendingRecord[],
+  input: readonly PendingRecord[],
   inferrer: StructInferrer,
   newInferrer: () => StructInferrer,
   /** The table as already loaded (`{ base: undefined }`: it does not exist); omitted: load it. */
   known?: { readonly base: LoadedTable | undefined },
+  /** The `coerce` type-conflict policy: values are first converted to their columns' types when lossless. */
+  policy: { readonly coerce?: boolean } = {},
 ): Promise<Screened> {
   const name = id.name;
   const exists = known ? known.base !== undefined : await deps.catalog.tableExists(id);
   const base = known ? known.base : exists ? await deps.catalog.loadTable(id) : undefined;
   const current = base ? currentSchema(base.metadata) : undefined;
+  let records = input;
+  const coerced = new Map<string, number>();
+  if (policy.coerce && current) {
+    const struct = schemaStruct(current);
+    records = records.map((r) => {
+      const c = coerceToSchema(r.value, struct);
+      if (c.notes.length === 0) return r;
+      for (const n of c.notes) {
+        const what = n.replace(/\[\d+\]/g, '[]');
+        coerced.set(what, (coerced.get(what) ?? 0) + 1);
+      }
+      return { ...r, value: c.value as Record<string, JsonValue> };
+    });
+  }
   const fitToTable = (t: StructType) => (current ? fitToExisting(schemaStruct(current), t) : t);
   const joinsTable = (t: StructType): string | undefined => {
     if (!base || !current) return undefined;
@@ -173,7 +209,7 @@ export async function screen(
     accepted = [];
   }
   rejected.sort((a, b) => order(a) - order(b));
-  return { accepted, rejected, batchType, exists };
+  return { accepted, rejected, batchType, exists, coerced };
 }
 
 export const seqOf = new WeakMap<DeadLetter, number>();
