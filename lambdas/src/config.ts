@@ -123,7 +123,13 @@ export interface TypeConflictConfig {
   readonly tables: Readonly<Record<string, TypeConflictPolicy>>;
 }
 
+/** A routing key's table name without a rule's namespace (`rides.activity` → `activity`). */
+export function bareTableName(table: string): string {
+  return table.slice(table.indexOf('.') + 1);
+}
+
 export function typeConflictFor(config: FloeConfig, table: string): TypeConflictPolicy {
+  table = bareTableName(table);
   return config.typeConflict.tables[table] ?? config.typeConflict.default;
 }
 
@@ -370,7 +376,7 @@ function parseTypeConflict(v: unknown): TypeConflictConfig {
   };
 }
 
-const CONSOLIDATE_KEYS = ['table', 'when', 'discriminators', 'shared', 'variantColumn'] as const;
+const CONSOLIDATE_KEYS = ['table', 'namespace', 'when', 'discriminators', 'shared', 'variantColumn'] as const;
 
 function parseConsolidate(v: unknown): ConsolidationRule[] | undefined {
   if (v === undefined) return undefined;
@@ -409,8 +415,15 @@ function parseConsolidate(v: unknown): ConsolidationRule[] | undefined {
           variantColumn,
         );
     }
+    let namespace: string | undefined;
+    if (o.namespace !== undefined) {
+      namespace = stringAt(`${key}.namespace`, o.namespace);
+      if (!isLegalTableName(namespace, 252) || namespace.startsWith('aws'))
+        invalid(`${key}.namespace`, "expected [a-z0-9_] (1-252 chars, not starting with 'aws')", o.namespace);
+    }
     return {
       table,
+      ...(namespace === undefined ? {} : { namespace }),
       discriminators,
       shared,
       ...(when === undefined ? {} : { when }),
@@ -452,6 +465,7 @@ export function anchoredRegExp(source: string): RegExp {
 
 /** The field rules for `table`: its own scope if configured, else the global one. */
 export function fieldRulesFor(config: FloeConfig, table: string): FieldRules {
+  table = bareTableName(table);
   const f = config.fields;
   if (f === undefined) return {};
   return (
@@ -618,11 +632,13 @@ function parseTableProperties(
 
 /** Type hints for `table`: the `*` hints overlaid with the table's own. */
 export function hintsFor(config: FloeConfig, table: string): Record<string, string> {
+  table = bareTableName(table);
   return { ...(config.inference.hints['*'] ?? {}), ...(config.inference.hints[table] ?? {}) };
 }
 
 /** Partition candidates for `table`: its override, else the global list. */
 export function partitionCandidatesFor(config: FloeConfig, table: string): readonly string[] {
+  table = bareTableName(table);
   return config.partitioning.tables[table] ?? config.partitioning.candidates;
 }
 

@@ -204,3 +204,29 @@ describe('consolidated table: 4 event types × 3 ride types → driver_ride_acti
     await checkTable(p.wh.store, p.wh.catalog, all);
   });
 });
+
+describe('a consolidation rule with its own namespace', () => {
+  it('puts the table in that namespace, through floe load and through ingest + committer', async () => {
+    const config = { ...CONFIG, consolidate: [{ ...CONFIG.consolidate[0]!, namespace: 'rides' }] };
+    const all = rides(2, 4);
+    const wh = fileWarehouse(`${tmp.dir}/ns-load`);
+    const run = await load(wh, [{ name: 'r', lines: all.map((r) => JSON.stringify(r)) }], {
+      config: parseConfig(config),
+    });
+    expect(run.dead).toEqual([]);
+    expect(await wh.catalog.listNamespaces()).toEqual(['rides']);
+    expect(await wh.catalog.listTables('rides')).toEqual(['driver_ride_activity']);
+
+    const p = await startPipeline(dynamo, `${tmp.dir}/ns-stream`, { config });
+    const r = await ingestBatch(
+      p.ingestDeps(),
+      batchOf('shardId-000000000009', records(all.map((x) => JSON.stringify(x)))),
+    );
+    expect(r.tables.map((t) => t.table)).toEqual(['rides.driver_ride_activity']);
+    expect(await commitTable(p.committerDeps(), 'rides.driver_ride_activity')).toMatchObject({
+      status: 'committed',
+    });
+    const t = await p.wh.catalog.loadTable({ namespace: 'rides', name: 'driver_ride_activity' });
+    expect(t.metadata.snapshots.at(-1)?.summary['total-records']).toBe(String(all.length));
+  });
+});

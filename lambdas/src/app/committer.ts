@@ -97,7 +97,8 @@ interface Prepared {
 }
 
 export function lockName(cfg: FloeConfig, table: string): string {
-  return `commit/${cfg.namespace}.${table}`;
+  const id = tableId(cfg, table);
+  return `commit/${id.namespace}.${id.name}`;
 }
 
 /** Commits one table's staged work. Never throws for the table's own failures: see `status`. */

@@ -511,7 +511,8 @@ async function stageTable(
     });
     const bytes = encodeFragment({ table: w.table, shardId }, fragment);
     const firstSeq = padSequence(records[pending[0]!]!.sequenceNumber).replace(/^0+(?=\d)/, '');
-    const uri = `${deps.stagingUri}/pending/${cfg.namespace}/${w.table}/${shardId}/${firstSeq}-${deps.ids.uuid()}.jsonl.gz`;
+    const tid = tableId(cfg, w.table);
+    const uri = `${deps.stagingUri}/pending/${tid.namespace}/${tid.name}/${shardId}/${firstSeq}-${deps.ids.uuid()}.jsonl.gz`;
     await deps.store.put(uri, bytes);
     staged.push(uri);
     files.push({ uri, kind: 'pending', records: pending.length, bytes: bytes.length });
@@ -595,8 +596,15 @@ function avroFits(
   return { fitting, conflicts };
 }
 
+/**
+ * The table a routing key names: `name` in the configured namespace, or `namespace.name` when the
+ * rule that routed it has its own namespace (table names never contain a dot).
+ */
 export function tableId(cfg: FloeConfig, table: string): TableIdentifier {
-  return { namespace: cfg.namespace, name: table };
+  const dot = table.indexOf('.');
+  return dot < 0
+    ? { namespace: cfg.namespace, name: table }
+    : { namespace: table.slice(0, dot), name: table.slice(dot + 1) };
 }
 
 function loadDeps(deps: IngestDeps): LoadDeps {

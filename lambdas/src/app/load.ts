@@ -3,6 +3,7 @@ import { JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json
 import { compileConsolidation } from '../routing/consolidate.ts';
 import { compileRouter, type RouteResult } from '../routing/index.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
+import { tableId } from './ingest.ts';
 import { FastPath, fastRouting, loadTableColumnar, mergeBySeq, reparse } from './load-columnar.ts';
 import { loadTable } from './load-generic.ts';
 import type {
@@ -195,7 +196,7 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
     const count = records.length + (columnar?.rowCount ?? 0);
     deps.onProgress?.({ kind: 'table-start', table, records: count });
     try {
-      const id = { namespace: deps.config.namespace, name: table };
+      const id = tableId(deps.config, table);
       const result =
         (columnar && records.length === 0 ? await loadTableColumnar(deps, id, columnar) : undefined) ??
         (await loadTable(deps, id, mergeBySeq(records, columnar ? reparse(columnar) : []), reject));

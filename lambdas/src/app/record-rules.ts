@@ -203,7 +203,11 @@ export class RecordRules {
   private async columnsOf(table: string): Promise<Set<string>> {
     let c = this.columns.get(table);
     if (c === undefined) {
-      const id = { namespace: this.cfg.namespace, name: table };
+      const dot = table.indexOf('.');
+      const id =
+        dot < 0
+          ? { namespace: this.cfg.namespace, name: table }
+          : { namespace: table.slice(0, dot), name: table.slice(dot + 1) };
       c = (await this.catalog.tableExists(id))
         ? schemaColumnPaths(currentSchema((await this.catalog.loadTable(id)).metadata))
         : new Set<string>();

@@ -15,6 +15,8 @@ import { columnNameOf } from '../schema/column-name.ts';
 export interface ConsolidationRule {
   /** The consolidated table. */
   readonly table: string;
+  /** The table's namespace when it is not the configured one (a per-rule namespace). */
+  readonly namespace?: string;
   /**
    * Which records the rule takes: dotted field → allowed values (text), or `"*"` for any present
    * value. Every listed field must match. Default: records that have every discriminator.
@@ -93,6 +95,7 @@ export function compileConsolidation(rules: readonly ConsolidationRule[]): Conso
   }));
   return (record) => {
     for (const c of compiled) {
+      // The routing key of a table in another namespace is `namespace.table`.
       const matches =
         c.when.length > 0
           ? c.when.every((w) => {
@@ -108,7 +111,7 @@ export function compileConsolidation(rules: readonly ConsolidationRule[]): Conso
 }
 
 function reshape(c: Compiled, record: JsonObject): ConsolidationResult {
-  const table = c.rule.table;
+  const table = c.rule.namespace === undefined ? c.rule.table : `${c.rule.namespace}.${c.rule.table}`;
   const out: JsonObject = {};
   const values: string[] = [];
   for (const d of c.discriminators) {
