@@ -1,0 +1,59 @@
+/**
+ * The committer Lambda on an EventBridge schedule (DESIGN §1, §4, §5): every run commits each
+ * table with staged work under its DynamoDB lease. One run at a time is what the design expects:
+ * the lease makes overlapping runs safe, but they would only wait on each other's leases, so the
+ * function reserves a concurrency of 1 (configurable to 0 for accounts whose concurrency quota
+ * cannot spare a reservation). A scheduled event that finds a run still going is throttled and
+ * dropped after a minute (`maxEventAge`) rather than queued for hours: the next tick comes anyway.
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import { Construct } from 'constructs';
+import type { FloeSettings } from './config.ts';
+import { FloeFunction } from './lambda.ts';
+import { grantFloeAccess } from './permissions.ts';
+import type { FloeStorage } from './storage.ts';
+
+export class FloeCommitter extends Construct {
+  readonly handler: FloeFunction;
+  readonly schedule: events.Rule;
+
+  constructor(
+    scope: Construct,
+    id: string,
+    props: { settings: FloeSettings; storage: FloeStorage; environment: Record<string, string> },
+  ) {
+    super(scope, id);
+    const { settings, storage } = props;
+    const c = settings.committer;
+    this.handler = new FloeFunction(this, 'Handler', {
+      handler: 'committer',
+      description: `Floe committer (${settings.stackName}): one Iceberg append per table with staged work, every ${c.intervalMinutes} min`,
+      memoryMb: c.memoryMb,
+      timeoutSeconds: c.timeoutSeconds,
+      logRetentionDays: settings.storage.logRetentionDays,
+      ...(c.reservedConcurrency === 0 ? {} : { reservedConcurrency: c.reservedConcurrency }),
+      environment: {
+        ...props.environment,
+        COMMIT_CONCURRENCY: String(c.commitConcurrency),
+        ...(c.leaseSeconds === undefined ? {} : { LEASE_MS: String(c.leaseSeconds * 1000) }),
+      },
+    });
+    grantFloeAccess(this.handler, storage, settings, 'committer');
+
+    // Scheduled runs are idempotent and the next one is due in a minute: never retry a failed
+    // run asynchronously, never keep a throttled one queued.
+    this.handler.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
+    this.schedule = new events.Rule(this, 'Schedule', {
+      description: `Runs the Floe committer of ${settings.stackName}`,
+      schedule: events.Schedule.rate(Duration.minutes(c.intervalMinutes)),
+      targets: [
+        new targets.LambdaFunction(this.handler.function, {
+          retryAttempts: 2,
+          maxEventAge: Duration.minutes(1),
+        }),
+      ],
+    });
+  }
+}

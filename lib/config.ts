@@ -1,0 +1,613 @@
+/**
+ * The CDK app's settings, read from `-c key=value` context (and `cdk.json`'s `context` block) and
+ * validated before any construct is built (DESIGN §6): every problem is collected and reported in
+ * one `FloeError(ConfigInvalid)` whose message names each context key and the value it had, so
+ * `cdk synth -c appType=dynamo` fails at once with a readable error instead of a half-built stack.
+ *
+ * Values given with `-c` arrive as strings; values in `cdk.json` may be numbers, booleans, arrays or
+ * objects. Both are accepted. A context key that looks like a Floe key but is not one (`apptype`,
+ * `app-type`, `batchsize` …) is an error too, so a typo never silently falls back to a default.
+ *
+ * The Floe configuration the Lambdas run with (`FLOE_CONFIG`) is built here: the optional
+ * `floeConfig` (JSON) or `floeConfigFile` document, overlaid with what the stack decides
+ * (`format` from `appType`, `formatVersion` from `tableFormatVersion`, `namespace`) and with the
+ * routing / partitioning context keys, then validated by the very parser the handlers use
+ * (`lambdas/src/config.ts` `parseConfig`).
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { DEFAULT_COMMITTED_RETENTION_MS } from '../lambdas/src/adapters/aws/dynamodb-ledger.ts';
+import { type FloeConfig, parseConfig } from '../lambdas/src/config.ts';
+import { ErrorKind, FloeError, isFloeError } from '../lambdas/src/errors.ts';
+
+export const APP_TYPES = ['dynamic', 'dynamic-avro'] as const;
+export type AppType = (typeof APP_TYPES)[number];
+export const CATALOG_TYPES = ['glue', 's3tables'] as const;
+export type CatalogType = (typeof CATALOG_TYPES)[number];
+export const STREAM_MODES = ['on-demand', 'provisioned'] as const;
+export type StreamMode = (typeof STREAM_MODES)[number];
+export const STREAM_ENCRYPTIONS = ['aws-managed', 'customer-managed'] as const;
+export type StreamEncryptionSetting = (typeof STREAM_ENCRYPTIONS)[number];
+export const REMOVAL_POLICIES = ['retain', 'destroy'] as const;
+export type RemovalSetting = (typeof REMOVAL_POLICIES)[number];
+
+/** Retention periods CloudWatch Logs accepts (days). */
+const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+] as const;
+
+/**
+ * Lambda allows 4 KB for all environment variables of a function together; the other variables
+ * (bucket URIs, table names, ARNs) take well under 800 bytes.
+ */
+export const MAX_FLOE_CONFIG_BYTES = 3_300;
+
+/** Every context key the app reads, with its default (as shown in the README table). */
+export const CONTEXT_KEYS = [
+  'appType',
+  'catalogType',
+  'tableFormatVersion',
+  'stackName',
+  'namespace',
+  'floeConfig',
+  'floeConfigFile',
+  'routingField',
+  'tableField',
+  'tableTemplate',
+  'tableSuffix',
+  'defaultTable',
+  'allowList',
+  'avroRouteBy',
+  'partitionCandidates',
+  'jsonFallback',
+  'streamMode',
+  'shardCount',
+  'streamEncryption',
+  'streamRetentionHours',
+  'batchSize',
+  'batchingWindowSeconds',
+  'retryAttempts',
+  'maxRecordAgeSeconds',
+  'ingestMemoryMb',
+  'ingestTimeoutSeconds',
+  'tableCacheRefreshSeconds',
+  'commitIntervalMinutes',
+  'committerMemoryMb',
+  'committerTimeoutSeconds',
+  'commitConcurrency',
+  'committerReservedConcurrency',
+  'leaseSeconds',
+  'stagingExpirationDays',
+  'deadLetterExpirationDays',
+  'failedBatchRetentionDays',
+  'logRetentionDays',
+  'iteratorAgeAlarmMinutes',
+  'freshnessAlarmMinutes',
+  'alarmTopicArn',
+  'removalPolicy',
+  'tableBucketName',
+  'registryName',
+] as const;
+export type ContextKey = (typeof CONTEXT_KEYS)[number];
+
+export interface StreamSettings {
+  readonly mode: StreamMode;
+  /** Set exactly when `mode` is `provisioned`. */
+  readonly shardCount?: number;
+  readonly retentionHours: number;
+  /** KMS server-side encryption with `aws/kinesis`, or with a key of the stack's own (rotated). */
+  readonly encryption: StreamEncryptionSetting;
+}
+
+export interface IngestSettings {
+  readonly batchSize: number;
+  readonly batchingWindowSeconds: number;
+  readonly retryAttempts: number;
+  /** -1: records never expire from the mapping (only from the stream). */
+  readonly maxRecordAgeSeconds: number;
+  readonly memoryMb: number;
+  readonly timeoutSeconds: number;
+  /** Unset: the handler's default (30 s). */
+  readonly tableCacheRefreshSeconds?: number;
+}
+
+export interface CommitterSettings {
+  readonly intervalMinutes: number;
+  readonly memoryMb: number;
+  readonly timeoutSeconds: number;
+  readonly commitConcurrency: number;
+  /** 1: one committer run at a time (the design's expectation); 0: no reservation. */
+  readonly reservedConcurrency: 0 | 1;
+  /** Unset: the handler's default (120 s). */
+  readonly leaseSeconds?: number;
+}
+
+export interface StorageSettings {
+  /** Days after which objects under `staging/` expire (0: never). */
+  readonly stagingExpirationDays: number;
+  /** Days after which dead letters expire (0: never). */
+  readonly deadLetterExpirationDays: number;
+  readonly failedBatchRetentionDays: number;
+  readonly logRetentionDays: number;
+  readonly removal: RemovalSetting;
+  /** Set exactly when `catalogType` is `s3tables`. */
+  readonly tableBucketName?: string;
+}
+
+export interface AlarmSettings {
+  readonly iteratorAgeMinutes: number;
+  readonly freshnessMinutes: number;
+  readonly topicArn?: string;
+}
+
+/** Everything the stack is built from, validated. */
+export interface FloeSettings {
+  readonly appType: AppType;
+  readonly catalogType: CatalogType;
+  readonly tableFormatVersion: 2 | 3;
+  readonly stackName: string;
+  /** Glue database / S3 Tables namespace. */
+  readonly namespace: string;
+  /** The parsed configuration (what the handlers will see). */
+  readonly floeConfig: FloeConfig;
+  /** `FLOE_CONFIG`: the JSON text the Lambdas get. */
+  readonly floeConfigJson: string;
+  /** Set exactly when `appType` is `dynamic-avro`. */
+  readonly registryName?: string;
+  readonly stream: StreamSettings;
+  readonly ingest: IngestSettings;
+  readonly committer: CommitterSettings;
+  readonly storage: StorageSettings;
+  readonly alarms: AlarmSettings;
+  /** Non-fatal remarks (e.g. format version 3 is not readable by Athena), shown at synth. */
+  readonly warnings: readonly string[];
+}
+
+/** Reads one context value (`app.node.tryGetContext`). */
+export type ContextReader = (key: string) => unknown;
+
+const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
+const TABLE_BUCKET_NAME = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
+const REGISTRY_NAME = /^[A-Za-z0-9_$#.-]{1,255}$/;
+const SNS_TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/;
+const INTEGER = /^-?\d+$/;
+const COMMITTED_RETENTION_HOURS = Math.floor(DEFAULT_COMMITTED_RETENTION_MS / 3_600_000);
+/** Kinesis' extended retention without long-term retention pricing: 7 days. */
+const MAX_STREAM_RETENTION_HOURS = 168;
+
+/**
+ * Validates the context and returns the settings, or throws one `FloeError(ConfigInvalid)` that
+ * lists every problem (each naming its context key and value).
+ *
+ * @param read  one context value by key (`(k) => app.node.tryGetContext(k)`)
+ * @param allKeys  every context key present (for the typo check); optional
+ * @param cwd  where a relative `floeConfigFile` is resolved (default `process.cwd()`)
+ */
+export function readFloeSettings(
+  read: ContextReader,
+  allKeys: readonly string[] = [],
+  cwd: string = process.cwd(),
+): FloeSettings {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const problem = (key: string, message: string, ...value: unknown[]) =>
+    problems.push(
+      value.length > 0
+        ? `context '${key}': ${message}, got ${show(value[0])}`
+        : `context '${key}': ${message}`,
+    );
+  const raw = (key: ContextKey): unknown => {
+    const v = read(key);
+    return v === undefined || v === null || (typeof v === 'string' && v.trim() === '') ? undefined : v;
+  };
+  const given = (key: ContextKey): boolean => raw(key) !== undefined;
+
+  // Typos: a key that normalises to a Floe key but is not spelled like one, or an unknown
+  // camelCase key. CDK's own keys contain ':' or '/' or start with '@'; the CLI's few plain ones
+  // are kebab-case (`acknowledged-issue-numbers`).
+  const known = new Map(CONTEXT_KEYS.map((k) => [normalizeKey(k), k]));
+  for (const key of allKeys) {
+    if ((CONTEXT_KEYS as readonly string[]).includes(key)) continue;
+    const near = known.get(normalizeKey(key));
+    if (near !== undefined) problems.push(`context '${key}': unknown key (did you mean '${near}'?)`);
+    else if (/^[a-z][A-Za-z0-9]*$/.test(key))
+      problems.push(`context '${key}': unknown key (Floe reads ${CONTEXT_KEYS.join(', ')})`);
+  }
+
+  const oneOf = <T extends string>(key: ContextKey, values: readonly T[], fallback: T): T => {
+    const v = raw(key);
+    if (v === undefined) return fallback;
+    const s = String(v).trim();
+    if (!(values as readonly string[]).includes(s)) {
+      problem(key, `expected one of ${values.join(', ')}`, v);
+      return fallback;
+    }
+    return s as T;
+  };
+  const int = (key: ContextKey, fallback: number, min: number, max: number, extra?: number): number => {
+    const v = raw(key);
+    if (v === undefined) return fallback;
+    const s = String(v).trim();
+    const n = (typeof v === 'number' || typeof v === 'string') && INTEGER.test(s) ? Number(s) : Number.NaN;
+    if (!Number.isSafeInteger(n) || ((n < min || n > max) && n !== extra)) {
+      const also = extra === undefined ? '' : ` (or ${extra})`;
+      problem(key, `expected an integer from ${min} to ${max}${also}`, v);
+      return fallback;
+    }
+    return n;
+  };
+  const optInt = (key: ContextKey, min: number, max: number): number | undefined =>
+    given(key) ? int(key, min, min, max) : undefined;
+  const bool = (key: ContextKey): boolean | undefined => {
+    const v = raw(key);
+    if (v === undefined) return undefined;
+    if (v === true || v === 'true') return true;
+    if (v === false || v === 'false') return false;
+    problem(key, 'expected true or false', v);
+    return undefined;
+  };
+  const str = (key: ContextKey): string | undefined => {
+    const v = raw(key);
+    if (v === undefined) return undefined;
+    if (typeof v !== 'string') {
+      problem(key, 'expected a string', v);
+      return undefined;
+    }
+    return v.trim();
+  };
+  const list = (key: ContextKey): string[] | undefined => {
+    const v = raw(key);
+    if (v === undefined) return undefined;
+    if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v.map((x) => x.trim());
+    if (typeof v === 'string')
+      return v
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== '');
+    problem(key, 'expected a comma-separated list (or an array of strings)', v);
+    return undefined;
+  };
+
+  // ---- what is deployed
+  const appType = oneOf('appType', APP_TYPES, 'dynamic');
+  const catalogType = oneOf('catalogType', CATALOG_TYPES, 'glue');
+  const tableFormatVersion = oneOf('tableFormatVersion', ['2', '3'], '2') === '3' ? 3 : 2;
+  const avro = appType === 'dynamic-avro';
+
+  const stackName = str('stackName') ?? 'Floe';
+  if (!STACK_NAME.test(stackName))
+    problem(
+      'stackName',
+      'expected a CloudFormation stack name ([A-Za-z][A-Za-z0-9-]*, at most 128)',
+      stackName,
+    );
+
+  // ---- the Floe configuration
+  let document: Record<string, unknown> = {};
+  if (given('floeConfig') && given('floeConfigFile')) {
+    problem(
+      'floeConfigFile',
+      "give either 'floeConfig' or 'floeConfigFile', not both",
+      raw('floeConfigFile'),
+    );
+  } else if (given('floeConfig')) {
+    document = objectDocument('floeConfig', raw('floeConfig'), problem) ?? {};
+  } else if (given('floeConfigFile')) {
+    const file = str('floeConfigFile');
+    if (file !== undefined) {
+      let text: string | undefined;
+      try {
+        text = readFileSync(resolve(cwd, file), 'utf8');
+      } catch (e) {
+        problem(
+          'floeConfigFile',
+          `cannot read the file (${e instanceof Error ? e.message : String(e)})`,
+          file,
+        );
+      }
+      if (text !== undefined) document = objectDocument('floeConfigFile', text, problem) ?? {};
+    }
+  }
+  const docKey = given('floeConfigFile') ? 'floeConfigFile' : 'floeConfig';
+
+  // The stack decides format, formatVersion and namespace; a document saying otherwise is an error.
+  const format = avro ? 'avro-gsr' : 'json';
+  if (document.format !== undefined && document.format !== format) {
+    problem(
+      docKey,
+      `its format ${show(document.format)} contradicts appType=${appType} (which means format ${show(format)}); drop it from the document`,
+    );
+  }
+  if (document.formatVersion !== undefined && document.formatVersion !== tableFormatVersion) {
+    problem(
+      docKey,
+      `its formatVersion ${show(document.formatVersion)} contradicts tableFormatVersion=${tableFormatVersion}; set the version with -c tableFormatVersion`,
+    );
+  }
+  const formatVersion = tableFormatVersion;
+
+  const derivedNamespace = namespaceFrom(stackName);
+  const contextNamespace = str('namespace');
+  if (
+    contextNamespace !== undefined &&
+    typeof document.namespace === 'string' &&
+    document.namespace !== contextNamespace
+  ) {
+    problem(docKey, `its namespace ${show(document.namespace)} contradicts namespace=${contextNamespace}`);
+  }
+  const namespace =
+    contextNamespace ?? (typeof document.namespace === 'string' ? document.namespace : derivedNamespace);
+  if (contextNamespace !== undefined) checkPart('namespace', { namespace: contextNamespace }, problem);
+  if (namespace === 'default') {
+    problem(
+      'namespace',
+      "'default' is Athena's and Glue's shared default database; the stack creates its database and needs a name of its own",
+      namespace,
+    );
+  }
+
+  const jsonFallback = bool('jsonFallback');
+  if (jsonFallback !== undefined && !avro)
+    problem(
+      'jsonFallback',
+      'only applies to appType=dynamic-avro (a JSON stream reads JSON anyway)',
+      jsonFallback,
+    );
+
+  // Routing and partitioning from context keys, each checked on its own so its error names it.
+  const routing: Record<string, unknown> = {};
+  const routingKey = (key: ContextKey, field: string, value: unknown) => {
+    if (value === undefined) return;
+    if (checkPart(key, { routing: { [field]: value } }, problem)) routing[field] = value;
+  };
+  routingKey('routingField', 'routingField', str('routingField'));
+  routingKey('tableField', 'tableField', str('tableField'));
+  routingKey('tableTemplate', 'template', str('tableTemplate'));
+  const suffix = raw('tableSuffix');
+  // `-c tableSuffix=` cannot say "empty"; `none` does.
+  routingKey(
+    'tableSuffix',
+    'suffix',
+    suffix === undefined ? undefined : suffix === 'none' ? '' : str('tableSuffix'),
+  );
+  const defaultTable = raw('defaultTable');
+  routingKey(
+    'defaultTable',
+    'defaultTable',
+    defaultTable === undefined ? undefined : defaultTable === 'none' ? null : str('defaultTable'),
+  );
+  routingKey('allowList', 'allowList', list('allowList'));
+  const avroRouteBy = given('avroRouteBy')
+    ? oneOf('avroRouteBy', ['schema-name', 'fields'], 'schema-name')
+    : undefined;
+  if (avroRouteBy !== undefined && !avro)
+    problem('avroRouteBy', 'only applies to appType=dynamic-avro', avroRouteBy);
+  else routingKey('avroRouteBy', 'avroRouteBy', avroRouteBy);
+  const candidates = list('partitionCandidates');
+  if (candidates !== undefined) checkPart('partitionCandidates', { partitioning: { candidates } }, problem);
+
+  const merged: Record<string, unknown> = {
+    ...document,
+    format,
+    ...(avro ? { jsonFallback: jsonFallback ?? (document.jsonFallback as boolean | undefined) ?? true } : {}),
+    namespace,
+    formatVersion,
+  };
+  if (Object.keys(routing).length > 0) merged.routing = { ...asObject(document.routing), ...routing };
+  if (candidates !== undefined) merged.partitioning = { ...asObject(document.partitioning), candidates };
+
+  let floeConfig: FloeConfig | undefined;
+  try {
+    floeConfig = parseConfig(merged);
+  } catch (e) {
+    if (!isFloeError(e, ErrorKind.ConfigInvalid)) throw e;
+    problems.push(`context '${docKey}': ${e.message}`);
+  }
+  const floeConfigJson = JSON.stringify(merged);
+  if (Buffer.byteLength(floeConfigJson) > MAX_FLOE_CONFIG_BYTES) {
+    problems.push(
+      `context '${docKey}': the Floe configuration is ${Buffer.byteLength(floeConfigJson)} bytes as JSON; ` +
+        `Lambda allows 4 KB for all environment variables, so FLOE_CONFIG may take at most ${MAX_FLOE_CONFIG_BYTES}`,
+    );
+  }
+  if (formatVersion === 3) {
+    warnings.push(
+      'tableFormatVersion=3: new tables are Iceberg format version 3, which Athena does not read (DESIGN §5: v3 is opt-in); keep 2 to query the tables with Athena',
+    );
+  }
+
+  // ---- the stream and the ingest
+  const streamMode = oneOf('streamMode', STREAM_MODES, 'on-demand');
+  const streamEncryption = oneOf('streamEncryption', STREAM_ENCRYPTIONS, 'aws-managed');
+  let shardCount: number | undefined;
+  if (streamMode === 'provisioned') shardCount = int('shardCount', 1, 1, 10_000);
+  else if (given('shardCount'))
+    problem(
+      'shardCount',
+      'only applies to streamMode=provisioned (on-demand streams scale their shards)',
+      raw('shardCount'),
+    );
+  const retentionHours = int('streamRetentionHours', 24, 24, MAX_STREAM_RETENTION_HOURS);
+  if (retentionHours >= COMMITTED_RETENTION_HOURS) {
+    // Unreachable with the 168 h cap today; kept so raising the cap cannot break exactly-once.
+    problem(
+      'streamRetentionHours',
+      `must stay below the ledger's retention of committed entries (${COMMITTED_RETENTION_HOURS} h)`,
+      retentionHours,
+    );
+  }
+  const ingest: IngestSettings = {
+    batchSize: int('batchSize', 10_000, 1, 10_000),
+    batchingWindowSeconds: int('batchingWindowSeconds', 15, 0, 300),
+    retryAttempts: int('retryAttempts', 10, 0, 10_000),
+    maxRecordAgeSeconds: int('maxRecordAgeSeconds', 86_400, 60, 604_800, -1),
+    memoryMb: int('ingestMemoryMb', 1536, 512, 10_240),
+    timeoutSeconds: int('ingestTimeoutSeconds', 120, 10, 900),
+    ...optional('tableCacheRefreshSeconds', optInt('tableCacheRefreshSeconds', 0, 86_400)),
+  };
+
+  // ---- the committer
+  const committer: CommitterSettings = {
+    intervalMinutes: int('commitIntervalMinutes', 1, 1, 60),
+    memoryMb: int('committerMemoryMb', 1024, 512, 10_240),
+    timeoutSeconds: int('committerTimeoutSeconds', 300, 30, 900),
+    commitConcurrency: int('commitConcurrency', 4, 1, 64),
+    reservedConcurrency: int('committerReservedConcurrency', 1, 0, 1) === 0 ? 0 : 1,
+    ...optional('leaseSeconds', optInt('leaseSeconds', 1, 900)),
+  };
+
+  // ---- storage
+  const stagingExpirationDays = int('stagingExpirationDays', 30, 7, 3650, 0);
+  const removal = oneOf('removalPolicy', REMOVAL_POLICIES, 'retain');
+  let tableBucketName: string | undefined;
+  if (catalogType === 's3tables') {
+    tableBucketName = str('tableBucketName') ?? `${stackName.toLowerCase()}-tables`;
+    if (!TABLE_BUCKET_NAME.test(tableBucketName) || tableBucketName.includes('--'))
+      problem(
+        'tableBucketName',
+        'expected 3-63 of [a-z0-9-], starting and ending with a letter or digit',
+        tableBucketName,
+      );
+  } else if (given('tableBucketName')) {
+    problem('tableBucketName', 'only applies to catalogType=s3tables', raw('tableBucketName'));
+  }
+  const storage: StorageSettings = {
+    stagingExpirationDays,
+    deadLetterExpirationDays: int('deadLetterExpirationDays', 365, 1, 3650, 0),
+    failedBatchRetentionDays: int('failedBatchRetentionDays', 14, 1, 14),
+    logRetentionDays: int('logRetentionDays', 30, 1, 3653),
+    removal,
+    ...optional('tableBucketName', tableBucketName),
+  };
+  if (!(LOG_RETENTION_DAYS as readonly number[]).includes(storage.logRetentionDays)) {
+    problem('logRetentionDays', `expected one of ${LOG_RETENTION_DAYS.join(', ')}`, raw('logRetentionDays'));
+  }
+
+  // ---- the schema registry
+  let registryName: string | undefined;
+  if (avro) {
+    registryName = str('registryName') ?? `${stackName}-schemas`;
+    if (!REGISTRY_NAME.test(registryName))
+      problem('registryName', 'expected a Glue registry name ([A-Za-z0-9_$#.-], at most 255)', registryName);
+  } else if (given('registryName')) {
+    problem(
+      'registryName',
+      'only applies to appType=dynamic-avro (a JSON stream needs no registry)',
+      raw('registryName'),
+    );
+  }
+
+  // ---- alarms
+  const topicArn = str('alarmTopicArn');
+  if (topicArn !== undefined && !SNS_TOPIC_ARN.test(topicArn))
+    problem('alarmTopicArn', 'expected an SNS topic ARN', topicArn);
+  const alarms: AlarmSettings = {
+    iteratorAgeMinutes: int('iteratorAgeAlarmMinutes', 10, 1, 10_080),
+    freshnessMinutes: int('freshnessAlarmMinutes', 15, 1, 10_080),
+    ...optional('topicArn', topicArn),
+  };
+
+  if (problems.length > 0) {
+    throw new FloeError(ErrorKind.ConfigInvalid, `invalid CDK context:\n  - ${problems.join('\n  - ')}`, {
+      context: { problems },
+    });
+  }
+  return {
+    appType,
+    catalogType,
+    tableFormatVersion: formatVersion,
+    stackName,
+    namespace,
+    floeConfig: floeConfig!,
+    floeConfigJson,
+    ...optional('registryName', registryName),
+    stream: {
+      mode: streamMode,
+      ...optional('shardCount', shardCount),
+      retentionHours,
+      encryption: streamEncryption,
+    },
+    ingest,
+    committer,
+    storage,
+    alarms,
+    warnings,
+  };
+}
+
+/** `readFloeSettings` from a CDK app or any construct's context. */
+export function settingsFromContext(node: {
+  tryGetContext(key: string): unknown;
+  getAllContext(): Record<string, unknown>;
+}): FloeSettings {
+  return readFloeSettings((k) => node.tryGetContext(k), Object.keys(node.getAllContext()));
+}
+
+/** `Floe` → `floe`; `My-Lake2` → `my_lake2` (a legal Glue database / S3 Tables namespace). */
+export function namespaceFrom(stackName: string): string {
+  let ns = stackName
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+  if (ns === '' || ns.startsWith('aws')) ns = `floe_${ns}`.replace(/_+$/, '');
+  return ns;
+}
+
+function normalizeKey(key: string): string {
+  return key.toLowerCase().replace(/[-_]/g, '');
+}
+
+function asObject(v: unknown): Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+function objectDocument(
+  key: string,
+  v: unknown,
+  problem: (key: string, message: string, ...value: unknown[]) => void,
+): Record<string, unknown> | undefined {
+  let doc = v;
+  if (typeof v === 'string') {
+    try {
+      doc = JSON.parse(v);
+    } catch (e) {
+      problem(key, `is not JSON (${e instanceof Error ? e.message : String(e)})`, v);
+      return undefined;
+    }
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+    problem(key, 'expected a JSON object (the content of floe.config.json)', v);
+    return undefined;
+  }
+  return doc as Record<string, unknown>;
+}
+
+/** Validates one fragment of the configuration, attributing its error to the context key. */
+function checkPart(
+  key: string,
+  fragment: Record<string, unknown>,
+  problem: (key: string, message: string) => void,
+): boolean {
+  try {
+    parseConfig(fragment);
+    return true;
+  } catch (e) {
+    if (!isFloeError(e, ErrorKind.ConfigInvalid)) throw e;
+    problem(key, e.message);
+    return false;
+  }
+}
+
+function optional<K extends string, V>(key: K, v: V | undefined): { [P in K]?: V } {
+  return (v === undefined ? {} : { [key]: v }) as { [P in K]?: V };
+}
+
+function show(v: unknown): string {
+  let s: string;
+  try {
+    s = JSON.stringify(v) ?? String(v);
+  } catch {
+    s = String(v);
+  }
+  return s.length > 120 ? `${s.slice(0, 117)}...` : s;
+}

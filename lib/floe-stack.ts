@@ -1,0 +1,133 @@
+/**
+ * The whole Floe pipeline in one stack (issue #4): `appType` (JSON or GSR Avro) ×
+ * `catalogType` (Glue Data Catalog or S3 Tables) × `tableFormatVersion` (2 or 3), from validated
+ * settings (`lib/config.ts`).
+ *
+ *   Kinesis (KMS) ─► ingest Lambda (ESM: PF 1, item failures, bisect, bounded retries, SQS on failure)
+ *        ─► staged Parquet in the warehouse / table bucket, fragments + dead letters in staging,
+ *           ledger entries in DynamoDB
+ *   EventBridge rate(N min) ─► committer Lambda (one at a time) ─► Glue / S3 Tables commits
+ *
+ * The outputs name everything the `floe` CLI and Athena need (stream, store URIs, database or
+ * namespace, registry) and print ready-to-run commands.
+ */
+import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { FloeCommitter } from './committer.ts';
+import type { FloeSettings } from './config.ts';
+import { FloeIngest } from './ingest.ts';
+import { LAMBDA_RUNTIME } from './lambda.ts';
+import { FloeMonitoring } from './monitoring.ts';
+import { acknowledge } from './nag.ts';
+import { FloeStorage } from './storage.ts';
+
+export interface FloeStackProps extends StackProps {
+  readonly settings: FloeSettings;
+}
+
+export class FloeStack extends Stack {
+  readonly settings: FloeSettings;
+  readonly storage: FloeStorage;
+  readonly ingest: FloeIngest;
+  readonly committer: FloeCommitter;
+  readonly monitoring: FloeMonitoring;
+
+  constructor(scope: Construct, id: string, props: FloeStackProps) {
+    super(scope, id, { description: describe(props.settings), ...props });
+    // Server access logs are delivered through a bucket policy (ACLs stay disabled), whatever
+    // feature flags the enclosing app sets.
+    this.node.setContext('@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy', true);
+    const settings = props.settings;
+    this.settings = settings;
+    for (const w of settings.warnings) Annotations.of(this).addWarningV2('floe:settings', w);
+
+    this.storage = new FloeStorage(this, 'Storage', settings);
+    const s = this.storage;
+    const environment: Record<string, string> = {
+      FLOE_CONFIG: settings.floeConfigJson,
+      CATALOG_TYPE: settings.catalogType,
+      ...(settings.catalogType === 'glue'
+        ? { WAREHOUSE_URI: s.warehouseUri! }
+        : { TABLE_BUCKET_ARN: s.tableBucket!.attrTableBucketArn }),
+      STAGING_URI: s.stagingUri,
+      DEAD_LETTER_URI: s.deadLetterUri,
+      LEDGER_TABLE: s.ledger.tableName,
+      ...(settings.registryName === undefined ? {} : { SCHEMA_REGISTRY_NAME: settings.registryName }),
+    };
+    this.ingest = new FloeIngest(this, 'Ingest', { settings, storage: s, environment });
+    this.committer = new FloeCommitter(this, 'Committer', { settings, storage: s, environment });
+    // The committer creates tables and the ingest writes into them: both need the catalog first.
+    for (const fn of [this.ingest.handler.function, this.committer.handler.function]) {
+      if (s.database) fn.node.addDependency(s.database);
+      if (s.tableNamespace) fn.node.addDependency(s.tableNamespace);
+    }
+    this.monitoring = new FloeMonitoring(this, 'Monitoring', {
+      settings,
+      storage: s,
+      ingest: this.ingest.handler,
+      committer: this.committer.handler,
+    });
+
+    for (const fn of [this.ingest.handler.function, this.committer.handler.function]) {
+      acknowledge(
+        fn,
+        'AwsSolutions-L1',
+        `Pinned to ${LAMBDA_RUNTIME.name}: the esbuild target the bundle is built for and the Node.js version Floe is tested on (Node 20 and 22); moving to a newer runtime is a deliberate, tested change, not an automatic one.`,
+      );
+    }
+
+    // ---- outputs
+    const out = (id: string, value: string, description: string) =>
+      new CfnOutput(this, id, { value, description });
+    out('Region', this.region, 'AWS region of the pipeline (export AWS_REGION=… for the floe CLI)');
+    out('StreamName', s.stream.streamName, 'Kinesis stream: floe generate --stream <this>');
+    out('StreamArn', s.stream.streamArn, 'Kinesis stream ARN');
+    out(
+      settings.catalogType === 'glue' ? 'DatabaseName' : 'NamespaceName',
+      settings.namespace,
+      settings.catalogType === 'glue'
+        ? 'Glue database holding the tables (Athena: "<this>"."<table>")'
+        : 'S3 Tables namespace holding the tables',
+    );
+    if (settings.catalogType === 'glue') {
+      out('WarehouseBucketName', s.warehouse!.bucketName, 'Bucket of the Iceberg tables');
+      out('WarehouseUri', s.warehouseUri!, 'WAREHOUSE_URI: tables live at <this>/<namespace>/<table>');
+    } else {
+      out('TableBucketName', settings.storage.tableBucketName!, 'S3 table bucket holding the tables');
+      out('TableBucketArn', s.tableBucket!.attrTableBucketArn, 'TABLE_BUCKET_ARN');
+    }
+    out('StagingBucketName', s.staging.bucketName, 'Bucket of pending fragments and dead letters');
+    out('StagingUri', s.stagingUri, 'STAGING_URI: pending fragments');
+    out('DeadLetterUri', s.deadLetterUri, 'Dead-letter store: floe dead-letters list --store <this>');
+    out('LedgerTableName', s.ledger.tableName, 'DynamoDB ledger + lock table');
+    out('AccessLogsBucketName', s.accessLogs.bucketName, 'Server access logs of the other buckets');
+    if (settings.registryName !== undefined)
+      out(
+        'RegistryName',
+        settings.registryName,
+        'Glue Schema Registry: floe generate --format avro --registry-name <this>',
+      );
+    out('IngestFunctionName', this.ingest.handler.function.functionName, 'Ingest Lambda');
+    out('CommitterFunctionName', this.committer.handler.function.functionName, 'Committer Lambda');
+    out('FailedBatchesQueueUrl', s.failedBatches.queueUrl, 'Batches the event source mapping gave up on');
+    out('DashboardName', this.monitoring.dashboard.dashboardName, 'CloudWatch dashboard');
+    out(
+      'GenerateCommand',
+      `npx floe generate --region ${this.region} --stream ${s.stream.streamName} -n 10000${
+        settings.registryName === undefined ? '' : ` --format avro --registry-name ${settings.registryName}`
+      }`,
+      'Sends the sample events to this pipeline',
+    );
+    out(
+      'DeadLettersCommand',
+      `AWS_REGION=${this.region} npx floe dead-letters list --store ${s.deadLetterUri}`,
+      'Lists the dead letters of this pipeline',
+    );
+  }
+}
+
+function describe(s: FloeSettings): string {
+  const format = s.appType === 'dynamic-avro' ? 'GSR Avro (+JSON)' : 'JSON';
+  const catalog = s.catalogType === 'glue' ? 'Glue Data Catalog' : 'S3 Tables';
+  return `Floe streaming data lake: ${format} events -> Iceberg v${s.tableFormatVersion} tables in ${catalog} (namespace ${s.namespace})`;
+}

@@ -1,0 +1,247 @@
+/**
+ * Alarms and a dashboard for one Floe stack.
+ *
+ * The handlers publish EMF metrics in the namespace `Floe` with the dimension sets
+ * `[service]`, `[service, table]` and `[service, reason]` (`lambdas/src/handlers/*.ts`). That
+ * namespace is shared by every Floe stack in the account and region, so alarms on it would mix
+ * stacks. Instead the EMF lines of this stack's own log groups are turned into stack-scoped
+ * metrics by CloudWatch Logs metric filters (namespace `Floe/<stackName>`, no dimensions), which
+ * is also exactly "the sum over every table / reason" the alarms want.
+ *
+ * | alarm | metric | fires when |
+ * |---|---|---|
+ * | IteratorAge | ingest `IteratorAge` (max, 1 min) | above `iteratorAgeAlarmMinutes` for 5 min: the ingest falls behind the stream |
+ * | IngestErrors | ingest `Errors` (5 min) | in 2 of 3 periods: whole batches fail (e.g. the ledger is unreachable) |
+ * | FailedBatches | failed-batch queue depth | any message: Lambda gave up on a batch (records left the pipeline) |
+ * | DeadLetters | `DeadLetters` (ingest + committer) | any record dead-lettered in 5 min |
+ * | CommitterErrors | committer `Errors` (5 min) | in 2 of 3 periods: whole runs fail |
+ * | CommitFailures | `CommitFailures` | a table's commit failed in 3 consecutive periods |
+ * | Freshness | `Freshness` (max) | a commit landed records older than `freshnessAlarmMinutes` |
+ * | CommitterNearTimeout | committer `Duration` (max) | a run took 80 % of its timeout |
+ * | TablesLocked | `TablesLocked` | a table was locked by another holder in 3 consecutive runs |
+ *
+ * Lock age: Floe publishes no "age of a lease" metric. A lease expires by itself after `LEASE_MS`,
+ * so a lock can only be held long by a committer run that keeps running (its runs approach the
+ * timeout: CommitterNearTimeout) or by runs that keep finding the table locked (with one run at a
+ * time this means a lease that is not being released: TablesLocked over several runs).
+ */
+import { Duration, Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import type { FloeSettings } from './config.ts';
+import type { FloeFunction } from './lambda.ts';
+import type { FloeStorage } from './storage.ts';
+
+/** Metrics the filters extract from the handlers' EMF lines, and which log group has them. */
+const FILTERED_METRICS = {
+  RecordsIn: ['ingest'],
+  DeadLetters: ['ingest', 'committer'],
+  RowsCommitted: ['committer'],
+  Freshness: ['committer'],
+  CommitFailures: ['committer'],
+  TablesLocked: ['committer'],
+} as const;
+type FilteredMetric = keyof typeof FILTERED_METRICS;
+
+export class FloeMonitoring extends Construct {
+  readonly namespace: string;
+  readonly alarms: Record<string, cloudwatch.Alarm> = {};
+  readonly dashboard: cloudwatch.Dashboard;
+
+  constructor(
+    scope: Construct,
+    id: string,
+    props: { settings: FloeSettings; storage: FloeStorage; ingest: FloeFunction; committer: FloeFunction },
+  ) {
+    super(scope, id);
+    const { settings, storage } = props;
+    const ingest = props.ingest.function;
+    const committer = props.committer.function;
+    const stackName = Stack.of(this).stackName;
+    this.namespace = `Floe/${settings.stackName}`;
+
+    for (const [name, sources] of Object.entries(FILTERED_METRICS)) {
+      for (const source of sources) {
+        new logs.MetricFilter(this, `${name}From${source === 'ingest' ? 'Ingest' : 'Committer'}`, {
+          logGroup: source === 'ingest' ? props.ingest.logGroup : props.committer.logGroup,
+          metricNamespace: this.namespace,
+          metricName: name,
+          filterPattern: logs.FilterPattern.numberValue(`$.${name}`, '>=', 0),
+          metricValue: `$.${name}`,
+          unit: name === 'Freshness' ? cloudwatch.Unit.MILLISECONDS : cloudwatch.Unit.COUNT,
+        });
+      }
+    }
+    const floe = (name: FilteredMetric, statistic: string, period: Duration) =>
+      new cloudwatch.Metric({ namespace: this.namespace, metricName: name, statistic, period });
+
+    const five = Duration.minutes(5);
+    const runPeriod = Duration.minutes(Math.max(5, settings.committer.intervalMinutes));
+    const topic =
+      settings.alarms.topicArn === undefined
+        ? undefined
+        : sns.Topic.fromTopicArn(this, 'AlarmTopic', settings.alarms.topicArn);
+    const alarm = (
+      name: string,
+      description: string,
+      metric: cloudwatch.IMetric,
+      threshold: number,
+      evaluationPeriods: number,
+      datapointsToAlarm: number,
+      comparison = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    ) => {
+      const a = new cloudwatch.Alarm(this, name, {
+        alarmName: `${stackName}-${name}`,
+        alarmDescription: description,
+        metric,
+        threshold,
+        evaluationPeriods,
+        datapointsToAlarm,
+        comparisonOperator: comparison,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      if (topic !== undefined) {
+        a.addAlarmAction(new cwActions.SnsAction(topic));
+        a.addOkAction(new cwActions.SnsAction(topic));
+      }
+      this.alarms[name] = a;
+      return a;
+    };
+
+    alarm(
+      'IteratorAge',
+      `The ingest is more than ${settings.alarms.iteratorAgeMinutes} min behind the stream (Lambda IteratorAge).`,
+      ingest.metric('IteratorAge', { statistic: 'Maximum', period: Duration.minutes(1) }),
+      settings.alarms.iteratorAgeMinutes * 60_000,
+      5,
+      5,
+      cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    );
+    alarm(
+      'IngestErrors',
+      'Ingest invocations fail as a whole (Lambda retries the batch); see the ingest log group.',
+      ingest.metricErrors({ period: five, statistic: 'Sum' }),
+      1,
+      3,
+      2,
+    );
+    alarm(
+      'FailedBatches',
+      'The event source mapping gave up on a batch (retries or record age exhausted): its shard and sequence range is in the failed-batch queue; re-read it from the stream while it is retained.',
+      storage.failedBatches.metricApproximateNumberOfMessagesVisible({ period: five, statistic: 'Maximum' }),
+      1,
+      1,
+      1,
+    );
+    alarm(
+      'DeadLetters',
+      'Records were dead-lettered (floe dead-letters list --store <DeadLetterUri>).',
+      floe('DeadLetters', 'Sum', five),
+      1,
+      1,
+      1,
+    );
+    alarm(
+      'CommitterErrors',
+      'Committer runs fail as a whole (e.g. the ledger is unreachable); see the committer log group.',
+      committer.metricErrors({ period: five, statistic: 'Sum' }),
+      1,
+      3,
+      2,
+    );
+    alarm(
+      'CommitFailures',
+      'A table has failed to commit in consecutive runs; its staged work waits in the ledger.',
+      floe('CommitFailures', 'Sum', runPeriod),
+      1,
+      3,
+      3,
+    );
+    alarm(
+      'Freshness',
+      `A commit landed records that arrived more than ${settings.alarms.freshnessMinutes} min earlier.`,
+      floe('Freshness', 'Maximum', five),
+      settings.alarms.freshnessMinutes * 60_000,
+      1,
+      1,
+      cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    );
+    alarm(
+      'CommitterNearTimeout',
+      'A committer run took 80 % of its timeout: it holds table leases for long (lock age), and a slower run would be killed mid-commit.',
+      committer.metricDuration({ period: five, statistic: 'Maximum' }),
+      Math.round(settings.committer.timeoutSeconds * 1000 * 0.8),
+      1,
+      1,
+    );
+    alarm(
+      'TablesLocked',
+      'Committer runs keep finding tables locked by another lease holder (a lease that is not being released).',
+      floe('TablesLocked', 'Sum', runPeriod),
+      1,
+      3,
+      3,
+    );
+
+    // ---- dashboard
+    const w = (title: string, left: cloudwatch.IMetric[], right: cloudwatch.IMetric[] = []) =>
+      new cloudwatch.GraphWidget({ title, left, right, width: 8, height: 6 });
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: `${stackName}-floe`,
+      defaultInterval: Duration.hours(3),
+    });
+    this.dashboard.addWidgets(
+      w(
+        'Stream',
+        [storage.stream.metricIncomingRecords({ statistic: 'Sum', period: Duration.minutes(1) })],
+        [
+          storage.stream.metricGetRecordsIteratorAgeMilliseconds({
+            statistic: 'Maximum',
+            period: Duration.minutes(1),
+          }),
+        ],
+      ),
+      w(
+        'Ingest',
+        [
+          ingest.metricInvocations({ period: Duration.minutes(1) }),
+          ingest.metricErrors({ period: Duration.minutes(1) }),
+          ingest.metricThrottles({ period: Duration.minutes(1) }),
+        ],
+        [ingest.metric('IteratorAge', { statistic: 'Maximum', period: Duration.minutes(1) })],
+      ),
+      w(
+        'Committer',
+        [committer.metricInvocations({ period: five }), committer.metricErrors({ period: five })],
+        [committer.metricDuration({ period: five, statistic: 'Maximum' })],
+      ),
+    );
+    this.dashboard.addWidgets(
+      w('Records in, rows committed', [
+        floe('RecordsIn', 'Sum', Duration.minutes(1)),
+        floe('RowsCommitted', 'Sum', Duration.minutes(1)),
+      ]),
+      w('Freshness (ms, max)', [floe('Freshness', 'Maximum', Duration.minutes(1))]),
+      w('Problems', [
+        floe('DeadLetters', 'Sum', five),
+        floe('CommitFailures', 'Sum', five),
+        floe('TablesLocked', 'Sum', five),
+        storage.failedBatches.metricApproximateNumberOfMessagesVisible({
+          period: five,
+          statistic: 'Maximum',
+        }),
+      ]),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.AlarmStatusWidget({
+        title: 'Alarms',
+        alarms: Object.values(this.alarms),
+        width: 24,
+        height: 4,
+      }),
+    );
+  }
+}

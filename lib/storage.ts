@@ -1,0 +1,219 @@
+/**
+ * Everything the pipeline keeps its data in (DESIGN §1, §4, §5):
+ *
+ * - the Kinesis stream (on-demand or provisioned), encrypted with a customer managed KMS key;
+ * - the catalog: a warehouse bucket + Glue database (`glue`), or an S3 Tables table bucket +
+ *   namespace (`s3tables`);
+ * - the staging bucket: pending fragments under `staging/`, the dead-letter store under
+ *   `dead-letters/`, each with its lifecycle rule;
+ * - the DynamoDB ledger + lock table, exactly the key schema `createLedgerTable` creates;
+ * - the Glue Schema Registry (Avro only);
+ * - the on-failure destination of the event source mapping (an SQS queue);
+ * - an access-log bucket receiving the S3 server access logs of the other buckets.
+ *
+ * Every bucket blocks public access, rejects non-TLS requests (and TLS below 1.2) and is
+ * encrypted (SSE-S3, so Athena users need no KMS grant). With `removalPolicy=retain` (default)
+ * every resource holding data outlives `cdk destroy`.
+ */
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as glue from 'aws-cdk-lib/aws-glue';
+import * as kinesis from 'aws-cdk-lib/aws-kinesis';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3tables from 'aws-cdk-lib/aws-s3tables';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { STAGED_INDEX, TTL_ATTRIBUTE } from '../lambdas/src/adapters/aws/dynamodb-ledger.ts';
+import type { FloeSettings } from './config.ts';
+import { acknowledge } from './nag.ts';
+
+/** Key prefixes inside the buckets. */
+export const WAREHOUSE_PREFIX = 'warehouse';
+export const STAGING_PREFIX = 'staging';
+export const DEAD_LETTER_PREFIX = 'dead-letters';
+
+export class FloeStorage extends Construct {
+  /** `streamEncryption=customer-managed` only. */
+  readonly streamKey?: kms.Key;
+  readonly stream: kinesis.Stream;
+  readonly accessLogs: s3.Bucket;
+  readonly staging: s3.Bucket;
+  readonly ledger: dynamodb.Table;
+  readonly failedBatches: sqs.Queue;
+  /** `glue` only. */
+  readonly warehouse?: s3.Bucket;
+  readonly database?: glue.CfnDatabase;
+  /** `s3tables` only. */
+  readonly tableBucket?: s3tables.CfnTableBucket;
+  readonly tableNamespace?: s3tables.CfnNamespace;
+  /** `dynamic-avro` only. */
+  readonly registry?: glue.CfnRegistry;
+
+  constructor(scope: Construct, id: string, settings: FloeSettings) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    const retain = settings.storage.removal === 'retain';
+    const dataRemoval = retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    // ---- stream: KMS server-side encryption, with the AWS managed key `aws/kinesis` by default
+    // (no key to pay for, producers and the event source mapping need no key grant), or with a
+    // customer managed key of the stack's own (rotated yearly) when compliance asks for one.
+    if (settings.stream.encryption === 'customer-managed') {
+      this.streamKey = new kms.Key(this, 'StreamKey', {
+        description: `${settings.stackName}: encrypts the Floe Kinesis stream`,
+        enableKeyRotation: true,
+        removalPolicy: RemovalPolicy.DESTROY,
+        pendingWindow: Duration.days(7),
+      });
+    }
+    this.stream = new kinesis.Stream(this, 'Stream', {
+      streamMode:
+        settings.stream.mode === 'on-demand' ? kinesis.StreamMode.ON_DEMAND : kinesis.StreamMode.PROVISIONED,
+      ...(settings.stream.shardCount === undefined ? {} : { shardCount: settings.stream.shardCount }),
+      retentionPeriod: Duration.hours(settings.stream.retentionHours),
+      ...(this.streamKey === undefined
+        ? { encryption: kinesis.StreamEncryption.MANAGED }
+        : { encryption: kinesis.StreamEncryption.KMS, encryptionKey: this.streamKey }),
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    if (this.streamKey !== undefined) {
+      acknowledge(
+        this.stream,
+        'AwsSolutions-KDS3',
+        'A customer managed key was asked for explicitly (-c streamEncryption=customer-managed), e.g. for a compliance rule; the default is the aws/kinesis key.',
+      );
+    }
+
+    // ---- buckets
+    this.accessLogs = new s3.Bucket(this, 'AccessLogs', {
+      ...secureBucket(dataRemoval, retain),
+      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(365) }],
+    });
+    // (cdk-nag's S1 knows a log destination bucket needs no access logs of its own.)
+    const logged = (prefix: string): s3.BucketProps => ({
+      ...secureBucket(dataRemoval, retain),
+      serverAccessLogsBucket: this.accessLogs,
+      serverAccessLogsPrefix: `${prefix}/`,
+    });
+
+    const expiry = (id: string, prefix: string, days: number): s3.LifecycleRule[] =>
+      days > 0 ? [{ id, prefix: `${prefix}/`, expiration: Duration.days(days) }] : [];
+    this.staging = new s3.Bucket(this, 'Staging', {
+      ...logged('staging'),
+      lifecycleRules: [
+        { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        // Pending fragments are deleted by the commit that consumes them; this only sweeps the
+        // orphans of attempts that never wrote their ledger entry. It must outlast any committer
+        // outage (a fragment named by a staged entry must still exist when the commit runs).
+        ...expiry('expire-orphaned-staging', STAGING_PREFIX, settings.storage.stagingExpirationDays),
+        ...expiry('expire-dead-letters', DEAD_LETTER_PREFIX, settings.storage.deadLetterExpirationDays),
+      ],
+    });
+
+    // ---- catalog
+    if (settings.catalogType === 'glue') {
+      this.warehouse = new s3.Bucket(this, 'Warehouse', {
+        ...logged('warehouse'),
+        lifecycleRules: [
+          { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        ],
+      });
+      this.database = new glue.CfnDatabase(this, 'Database', {
+        catalogId: stack.account,
+        databaseInput: {
+          name: settings.namespace,
+          description: `Floe tables of stack ${settings.stackName} (Iceberg, created and evolved by the committer)`,
+          locationUri: `s3://${this.warehouse.bucketName}/${WAREHOUSE_PREFIX}/${settings.namespace}`,
+        },
+      });
+      this.database.applyRemovalPolicy(dataRemoval);
+    } else {
+      this.tableBucket = new s3tables.CfnTableBucket(this, 'TableBucket', {
+        tableBucketName: settings.storage.tableBucketName!,
+        encryptionConfiguration: { sseAlgorithm: 'AES256' },
+        // The ingest writes data files into a table's storage before the committer references
+        // them, so "unreferenced" files must survive at least as long as staged work may wait.
+        unreferencedFileRemoval:
+          settings.storage.stagingExpirationDays > 0
+            ? {
+                status: 'Enabled',
+                unreferencedDays: settings.storage.stagingExpirationDays,
+                noncurrentDays: 10,
+              }
+            : { status: 'Disabled' },
+      });
+      this.tableBucket.applyRemovalPolicy(dataRemoval);
+      this.tableNamespace = new s3tables.CfnNamespace(this, 'Namespace', {
+        namespace: settings.namespace,
+        tableBucketArn: this.tableBucket.attrTableBucketArn,
+      });
+      this.tableNamespace.applyRemovalPolicy(dataRemoval);
+    }
+
+    // ---- ledger + lock: exactly what createLedgerTable (dynamodb-ledger.ts) creates
+    this.ledger = new dynamodb.Table(this, 'Ledger', {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      removalPolicy: dataRemoval,
+    });
+    this.ledger.addGlobalSecondaryIndex({
+      indexName: STAGED_INDEX,
+      partitionKey: { name: 'stagedTable', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'stagedKey', type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+    });
+
+    // ---- schema registry
+    if (settings.registryName !== undefined) {
+      this.registry = new glue.CfnRegistry(this, 'Registry', {
+        name: settings.registryName,
+        description: `Avro writer schemas of the Floe stream of stack ${settings.stackName}`,
+      });
+      this.registry.applyRemovalPolicy(dataRemoval);
+    }
+
+    // ---- where the event source mapping sends batches it gave up on
+    this.failedBatches = new sqs.Queue(this, 'FailedBatches', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(settings.storage.failedBatchRetentionDays),
+    });
+    acknowledge(
+      this.failedBatches,
+      'AwsSolutions-SQS3',
+      'This queue is itself the on-failure destination of the Kinesis event source mapping (it receives the shard and sequence range of batches Lambda gave up on); nothing consumes it, so a dead-letter queue behind it would never receive anything.',
+    );
+  }
+
+  /** `s3://<warehouse bucket>/warehouse` (glue). */
+  get warehouseUri(): string | undefined {
+    return this.warehouse === undefined ? undefined : `s3://${this.warehouse.bucketName}/${WAREHOUSE_PREFIX}`;
+  }
+
+  get stagingUri(): string {
+    return `s3://${this.staging.bucketName}/${STAGING_PREFIX}`;
+  }
+
+  get deadLetterUri(): string {
+    return `s3://${this.staging.bucketName}/${DEAD_LETTER_PREFIX}`;
+  }
+}
+
+/** Public access blocked, TLS 1.2+ only, SSE-S3, ACLs disabled. */
+function secureBucket(removalPolicy: RemovalPolicy, retain: boolean): s3.BucketProps {
+  return {
+    blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+    enforceSSL: true,
+    minimumTLSVersion: 1.2,
+    encryption: s3.BucketEncryption.S3_MANAGED,
+    objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    versioned: false,
+    removalPolicy,
+    // With removalPolicy=destroy a bucket must be emptied before CloudFormation can delete it.
+    autoDeleteObjects: !retain,
+  };
+}

@@ -1,0 +1,257 @@
+/**
+ * CDK context → settings (`lib/config.ts`): defaults, the Floe configuration handed to the Lambdas,
+ * and clear errors naming the context key and value for everything invalid.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../lambdas/src/config.ts';
+import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
+import { type FloeSettings, namespaceFrom, readFloeSettings } from '../../lib/config.ts';
+
+function settings(context: Record<string, unknown>, cwd?: string): FloeSettings {
+  return readFloeSettings((k) => context[k], Object.keys(context), cwd);
+}
+
+/** The error message for `context` (fails if the context is accepted). */
+function problems(context: Record<string, unknown>): string {
+  try {
+    settings(context);
+  } catch (e) {
+    expect(e).toBeInstanceOf(FloeError);
+    expect((e as FloeError).kind).toBe(ErrorKind.ConfigInvalid);
+    return (e as FloeError).message;
+  }
+  throw new Error(`context accepted: ${JSON.stringify(context)}`);
+}
+
+describe('defaults', () => {
+  it('a JSON stream into Glue, format version 2, namespace from the stack name', () => {
+    const s = settings({});
+    expect(s.appType).toBe('dynamic');
+    expect(s.catalogType).toBe('glue');
+    expect(s.tableFormatVersion).toBe(2);
+    expect(s.stackName).toBe('Floe');
+    expect(s.namespace).toBe('floe');
+    expect(JSON.parse(s.floeConfigJson)).toEqual({ format: 'json', namespace: 'floe', formatVersion: 2 });
+    expect(s.floeConfig.format).toBe('json');
+    expect(s.registryName).toBeUndefined();
+    expect(s.stream).toEqual({ mode: 'on-demand', retentionHours: 24, encryption: 'aws-managed' });
+    expect(s.ingest).toEqual({
+      batchSize: 10_000,
+      batchingWindowSeconds: 15,
+      retryAttempts: 10,
+      maxRecordAgeSeconds: 86_400,
+      memoryMb: 1536,
+      timeoutSeconds: 120,
+    });
+    expect(s.committer).toEqual({
+      intervalMinutes: 1,
+      memoryMb: 1024,
+      timeoutSeconds: 300,
+      commitConcurrency: 4,
+      reservedConcurrency: 1,
+    });
+    expect(s.storage).toMatchObject({
+      stagingExpirationDays: 30,
+      deadLetterExpirationDays: 365,
+      removal: 'retain',
+    });
+    expect(s.warnings).toEqual([]);
+  });
+
+  it('dynamic-avro: format avro-gsr with the JSON fallback, a registry named after the stack', () => {
+    const s = settings({ appType: 'dynamic-avro', stackName: 'Lake' });
+    expect(JSON.parse(s.floeConfigJson)).toEqual({
+      format: 'avro-gsr',
+      jsonFallback: true,
+      namespace: 'lake',
+      formatVersion: 2,
+    });
+    expect(s.registryName).toBe('Lake-schemas');
+    expect(settings({ appType: 'dynamic-avro', jsonFallback: 'false' }).floeConfig.jsonFallback).toBe(false);
+  });
+
+  it('s3tables: a table bucket named after the stack; format version 3 is allowed, with a warning', () => {
+    const s = settings({ catalogType: 's3tables', tableFormatVersion: '3', stackName: 'My-Lake' });
+    expect(s.storage.tableBucketName).toBe('my-lake-tables');
+    expect(s.namespace).toBe('my_lake');
+    expect(s.floeConfig.formatVersion).toBe(3);
+    expect(s.warnings).toEqual([expect.stringContaining('Athena')]);
+  });
+
+  it('numbers and booleans from cdk.json are accepted like -c strings', () => {
+    const a = settings({ tableFormatVersion: 3, batchSize: 500, streamMode: 'provisioned', shardCount: 4 });
+    const b = settings({
+      tableFormatVersion: '3',
+      batchSize: '500',
+      streamMode: 'provisioned',
+      shardCount: '4',
+    });
+    expect(a).toEqual(b);
+    expect(a.stream).toEqual({
+      mode: 'provisioned',
+      shardCount: 4,
+      retentionHours: 24,
+      encryption: 'aws-managed',
+    });
+  });
+
+  it('namespaces derived from stack names are legal', () => {
+    expect(namespaceFrom('Floe')).toBe('floe');
+    expect(namespaceFrom('My--Lake 2')).toBe('my_lake_2');
+    expect(namespaceFrom('AwsLake')).toBe('floe_awslake');
+    for (const n of ['Floe', 'My--Lake 2', 'AwsLake', 'X'])
+      expect(() => parseConfig({ namespace: namespaceFrom(n) })).not.toThrow();
+  });
+});
+
+describe('routing and partitioning (DESIGN §6) from context', () => {
+  it('context keys overlay the configuration document', () => {
+    const s = settings({
+      floeConfig: JSON.stringify({
+        routing: { routingField: 'type' },
+        inference: { detectTimestamps: false },
+      }),
+      tableSuffix: '_t',
+      defaultTable: 'none',
+      tableTemplate: '{source}_{type}',
+      allowList: 'a_t, b_t',
+      partitionCandidates: 'event_date,bucket[8](user_id)',
+    });
+    expect(s.floeConfig.routing).toMatchObject({
+      routingField: 'type',
+      suffix: '_t',
+      defaultTable: null,
+      template: '{source}_{type}',
+      allowList: ['a_t', 'b_t'],
+    });
+    expect(s.floeConfig.partitioning.candidates).toEqual(['event_date', 'bucket[8](user_id)']);
+    expect(s.floeConfig.inference.detectTimestamps).toBe(false);
+    // What the Lambdas get parses to the same configuration.
+    expect(parseConfig(JSON.parse(s.floeConfigJson))).toEqual(s.floeConfig);
+  });
+
+  it('floeConfigFile is read relative to the working directory', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'floe-cdk-config-'));
+    writeFileSync(join(dir, 'floe.config.json'), JSON.stringify({ routing: { tableField: 'table' } }));
+    const s = settings({ floeConfigFile: 'floe.config.json' }, dir);
+    expect(s.floeConfig.routing.tableField).toBe('table');
+  });
+
+  it('tableSuffix=none means no suffix; avroRouteBy applies to Avro', () => {
+    expect(settings({ tableSuffix: 'none' }).floeConfig.routing.suffix).toBe('');
+    expect(settings({ appType: 'dynamic-avro', avroRouteBy: 'fields' }).floeConfig.routing.avroRouteBy).toBe(
+      'fields',
+    );
+  });
+});
+
+describe('invalid context: one error naming every key and value', () => {
+  it.each([
+    [{ appType: 'dynamo' }, `context 'appType': expected one of dynamic, dynamic-avro, got "dynamo"`],
+    [{ catalogType: 'hive' }, `context 'catalogType': expected one of glue, s3tables, got "hive"`],
+    [{ tableFormatVersion: '4' }, `context 'tableFormatVersion': expected one of 2, 3, got "4"`],
+    [{ tableFormatVersion: 1 }, `context 'tableFormatVersion': expected one of 2, 3, got 1`],
+    [{ apptype: 'dynamic' }, `context 'apptype': unknown key (did you mean 'appType'?)`],
+    [{ 'batch-size': '10' }, `context 'batch-size': unknown key (did you mean 'batchSize'?)`],
+    [{ colour: 'blue' }, `context 'colour': unknown key (Floe reads appType, catalogType`],
+    [{ shardCount: '2' }, `context 'shardCount': only applies to streamMode=provisioned`],
+    [
+      { streamMode: 'provisioned', shardCount: '0' },
+      `context 'shardCount': expected an integer from 1 to 10000, got "0"`,
+    ],
+    [{ batchSize: '20000' }, `context 'batchSize': expected an integer from 1 to 10000, got "20000"`],
+    [{ batchSize: '1.5' }, `context 'batchSize': expected an integer from 1 to 10000, got "1.5"`],
+    [{ batchingWindowSeconds: '301' }, `context 'batchingWindowSeconds': expected an integer from 0 to 300`],
+    [
+      { maxRecordAgeSeconds: '30' },
+      `context 'maxRecordAgeSeconds': expected an integer from 60 to 604800 (or -1)`,
+    ],
+    [{ streamRetentionHours: '200' }, `context 'streamRetentionHours': expected an integer from 24 to 168`],
+    [
+      { stagingExpirationDays: '3' },
+      `context 'stagingExpirationDays': expected an integer from 7 to 3650 (or 0)`,
+    ],
+    [{ logRetentionDays: '10' }, `context 'logRetentionDays': expected one of 1, 3, 5, 7, 14, 30`],
+    [{ jsonFallback: 'true' }, `context 'jsonFallback': only applies to appType=dynamic-avro`],
+    [
+      { appType: 'dynamic-avro', jsonFallback: 'yes' },
+      `context 'jsonFallback': expected true or false, got "yes"`,
+    ],
+    [{ registryName: 'r' }, `context 'registryName': only applies to appType=dynamic-avro`],
+    [{ tableBucketName: 'b' }, `context 'tableBucketName': only applies to catalogType=s3tables`],
+    [
+      { catalogType: 's3tables', tableBucketName: 'Bad_Name' },
+      `context 'tableBucketName': expected 3-63 of [a-z0-9-]`,
+    ],
+    [{ namespace: 'Has-Dash' }, `context 'namespace': config key 'namespace': expected [a-z0-9_]`],
+    [
+      { namespace: 'default' },
+      `context 'namespace': 'default' is Athena's and Glue's shared default database`,
+    ],
+    [{ stackName: '1floe' }, `context 'stackName': expected a CloudFormation stack name`],
+    [{ tableSuffix: '-x' }, `context 'tableSuffix': config key 'routing.suffix'`],
+    [{ tableTemplate: 'x_{' }, `context 'tableTemplate': config key 'routing.template'`],
+    [
+      { partitionCandidates: 'bogus[3](x)' },
+      `context 'partitionCandidates': config key 'partitioning.candidates[0]'`,
+    ],
+    [{ floeConfig: '{not json' }, `context 'floeConfig': is not JSON`],
+    [{ floeConfig: '[1]' }, `context 'floeConfig': expected a JSON object`],
+    [
+      { floeConfig: '{"routing":{"sufix":"_x"}}' },
+      `context 'floeConfig': config key 'routing.sufix': unknown key`,
+    ],
+    [
+      { floeConfig: '{"format":"json"}', appType: 'dynamic-avro' },
+      `its format "json" contradicts appType=dynamic-avro`,
+    ],
+    [{ floeConfig: '{"formatVersion":3}' }, `its formatVersion 3 contradicts tableFormatVersion=2`],
+    [{ floeConfig: '{"namespace":"a"}', namespace: 'b' }, `its namespace "a" contradicts namespace=b`],
+    [{ floeConfigFile: '/nonexistent/floe.config.json' }, `context 'floeConfigFile': cannot read the file`],
+    [
+      { floeConfig: '{}', floeConfigFile: 'x.json' },
+      `give either 'floeConfig' or 'floeConfigFile', not both`,
+    ],
+    [{ alarmTopicArn: 'topic' }, `context 'alarmTopicArn': expected an SNS topic ARN, got "topic"`],
+    [
+      { removalPolicy: 'snapshot' },
+      `context 'removalPolicy': expected one of retain, destroy, got "snapshot"`,
+    ],
+    [
+      { streamEncryption: 'none' },
+      `context 'streamEncryption': expected one of aws-managed, customer-managed`,
+    ],
+    [
+      { committerReservedConcurrency: '2' },
+      `context 'committerReservedConcurrency': expected an integer from 0 to 1`,
+    ],
+  ])('%j', (context, message) => {
+    expect(problems(context)).toContain(message);
+  });
+
+  it('lists every problem at once', () => {
+    const message = problems({ appType: 'x', catalogType: 'y', tableFormatVersion: '9' });
+    expect(message.split('\n').filter((l) => l.startsWith('  - '))).toHaveLength(3);
+  });
+
+  it('rejects a configuration too large for the Lambda environment (4 KB)', () => {
+    const hints = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`column_${i}`, 'decimal(12,2)']));
+    expect(problems({ floeConfig: JSON.stringify({ inference: { hints: { '*': hints } } }) })).toContain(
+      'Lambda allows 4 KB for all environment variables',
+    );
+  });
+
+  it('keys CDK itself uses are not mistaken for typos', () => {
+    expect(() =>
+      settings({
+        '@aws-cdk/core:newStyleStackSynthesis': true,
+        'aws:cdk:bundling-stacks': [],
+        'availability-zones:account=123456789012:region=eu-west-1': ['a'],
+        'acknowledged-issue-numbers': [32775],
+      }),
+    ).not.toThrow();
+  });
+});

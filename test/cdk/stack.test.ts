@@ -1,0 +1,573 @@
+/**
+ * The Floe stack, synthesized in-process with bundling skipped, for every appType × catalogType ×
+ * tableFormatVersion: specific properties (not a whole-template snapshot), least-privilege IAM,
+ * cdk-nag AwsSolutions with zero unacknowledged findings, and the Lambda environment accepted by
+ * the handlers' own reader.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Match } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createLedgerTable } from '../../lambdas/src/adapters/aws/dynamodb-ledger.ts';
+import { readSettings } from '../../lambdas/src/handlers/env.ts';
+import { PROJECT_ROOT } from '../../lib/lambda.ts';
+import {
+  acknowledgments,
+  allNagFindings,
+  nagFindings,
+  one,
+  resources,
+  type Synth,
+  synth,
+} from './helpers.ts';
+
+type Props = Record<string, unknown>;
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
+
+const COMBOS = (['dynamic', 'dynamic-avro'] as const).flatMap((appType) =>
+  (['glue', 's3tables'] as const).flatMap((catalogType) =>
+    ([2, 3] as const).map((tableFormatVersion) => ({ appType, catalogType, tableFormatVersion })),
+  ),
+);
+
+const isIngest = (_p: Props, id: string) => id.startsWith('IngestHandler');
+const isCommitter = (_p: Props, id: string) => id.startsWith('CommitterHandler');
+
+/** Every statement of the identity policies of `handler`'s role. */
+function statements(s: Synth, handler: 'Ingest' | 'Committer'): Statement[] {
+  return Object.entries(resources(s.template, 'AWS::IAM::Policy'))
+    .filter(([id]) => id.startsWith(`${handler}HandlerRoleDefaultPolicy`))
+    .flatMap(([, p]) => (p.PolicyDocument as { Statement: Statement[] }).Statement);
+}
+const actionsOf = (st: Statement): string[] => (Array.isArray(st.Action) ? st.Action : [st.Action]);
+const resourcesOf = (st: Statement): unknown[] => (Array.isArray(st.Resource) ? st.Resource : [st.Resource]);
+const allActions = (sts: Statement[]) => new Set(sts.flatMap(actionsOf));
+
+/** A Lambda environment with the CloudFormation references replaced by plausible values. */
+function resolveEnvironment(variables: Record<string, unknown>): Record<string, string> {
+  const value = (v: unknown): string => {
+    if (typeof v === 'string') return v;
+    const o = v as Record<string, unknown>;
+    if ('Fn::Join' in o) {
+      const [sep, parts] = o['Fn::Join'] as [string, unknown[]];
+      return parts.map(value).join(sep);
+    }
+    if ('Ref' in o) return `floe-${String(o.Ref).toLowerCase().slice(0, 40)}`;
+    if ('Fn::GetAtt' in o) {
+      const [, attr] = o['Fn::GetAtt'] as [string, string];
+      if (attr === 'TableBucketARN') return 'arn:aws:s3tables:eu-west-1:123456789012:bucket/floe-tables';
+    }
+    throw new Error(`unexpected value ${JSON.stringify(v)}`);
+  };
+  return Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, value(v)]));
+}
+
+describe.each(COMBOS)(
+  'appType=$appType catalogType=$catalogType tableFormatVersion=$tableFormatVersion',
+  (combo) => {
+    let s: Synth;
+    const avro = combo.appType === 'dynamic-avro';
+    const glue = combo.catalogType === 'glue';
+    beforeAll(() => {
+      s = synth({ ...combo });
+    });
+
+    it('the event source mapping: PF 1, item failures, bisect, bounded retries and age, on-failure queue', () => {
+      s.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+      s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^StorageStream'), 'Arn'] },
+        FunctionName: { Ref: Match.stringLikeRegexp('^IngestHandlerFunction') },
+        StartingPosition: 'TRIM_HORIZON',
+        BatchSize: 10_000,
+        MaximumBatchingWindowInSeconds: 15,
+        ParallelizationFactor: 1,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        BisectBatchOnFunctionError: true,
+        MaximumRetryAttempts: 10,
+        MaximumRecordAgeInSeconds: 86_400,
+        DestinationConfig: {
+          OnFailure: {
+            Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^StorageFailedBatches'), 'Arn'] },
+          },
+        },
+      });
+    });
+
+    it('two arm64 Node.js 22 functions with their own roles and log groups', () => {
+      const fns = resources(s.template, 'AWS::Lambda::Function');
+      expect(Object.keys(fns)).toHaveLength(2);
+      for (const fn of Object.values(fns)) {
+        expect(fn.Architectures).toEqual(['arm64']);
+        expect(fn.Runtime).toMatch(/^nodejs(20|22)\.x$/);
+        expect(fn.Handler).toBe('index.handler');
+        expect(fn.LoggingConfig).toEqual({ LogGroup: { Ref: expect.stringMatching(/HandlerLogs/) } });
+      }
+      const ingest = one(s.template, 'AWS::Lambda::Function', isIngest);
+      expect(ingest).toMatchObject({ MemorySize: 1536, Timeout: 120 });
+      expect(ingest.ReservedConcurrentExecutions).toBeUndefined();
+      const committer = one(s.template, 'AWS::Lambda::Function', isCommitter);
+      expect(committer).toMatchObject({ MemorySize: 1024, Timeout: 300, ReservedConcurrentExecutions: 1 });
+      for (const role of Object.values(resources(s.template, 'AWS::IAM::Role'))) {
+        expect(role.ManagedPolicyArns).toBeUndefined();
+      }
+    });
+
+    it('the environment is wired and accepted by the handlers’ reader (lambdas/src/handlers/env.ts)', () => {
+      for (const pred of [isIngest, isCommitter]) {
+        const fn = one(s.template, 'AWS::Lambda::Function', pred);
+        const variables = (fn.Environment as { Variables: Record<string, unknown> }).Variables;
+        expect(JSON.parse(variables.FLOE_CONFIG as string)).toEqual({
+          format: avro ? 'avro-gsr' : 'json',
+          ...(avro ? { jsonFallback: true } : {}),
+          namespace: 'floe',
+          formatVersion: combo.tableFormatVersion,
+        });
+        expect(variables.CATALOG_TYPE).toBe(combo.catalogType);
+        expect(Object.keys(variables).sort()).toEqual(
+          [
+            'NODE_OPTIONS',
+            'FLOE_CONFIG',
+            'CATALOG_TYPE',
+            glue ? 'WAREHOUSE_URI' : 'TABLE_BUCKET_ARN',
+            'STAGING_URI',
+            'DEAD_LETTER_URI',
+            'LEDGER_TABLE',
+            ...(avro ? ['SCHEMA_REGISTRY_NAME'] : []),
+            ...(pred === isCommitter ? ['COMMIT_CONCURRENCY'] : []),
+          ].sort(),
+        );
+        const settings = readSettings({ ...resolveEnvironment(variables), AWS_REGION: 'eu-west-1' });
+        expect(settings.catalog.type).toBe(combo.catalogType);
+        expect(settings.stagingUri).toMatch(/^s3:\/\/floe-storagestaging[0-9a-z]+\/staging$/);
+        expect(settings.deadLetterUri).toMatch(/^s3:\/\/floe-storagestaging[0-9a-z]+\/dead-letters$/);
+        expect(settings.config.formatVersion).toBe(combo.tableFormatVersion);
+        if (avro) expect(settings.schemaRegistryName).toBe('Floe-schemas');
+      }
+    });
+
+    it('the catalog: a Glue database, or an S3 Tables table bucket and namespace', () => {
+      s.template.resourceCountIs('AWS::Glue::Database', glue ? 1 : 0);
+      s.template.resourceCountIs('AWS::S3Tables::TableBucket', glue ? 0 : 1);
+      s.template.resourceCountIs('AWS::S3Tables::Namespace', glue ? 0 : 1);
+      s.template.resourceCountIs('AWS::S3::Bucket', glue ? 3 : 2);
+      if (glue) {
+        s.template.hasResourceProperties('AWS::Glue::Database', {
+          DatabaseInput: { Name: 'floe', LocationUri: Match.anyValue() },
+        });
+      } else {
+        s.template.hasResourceProperties('AWS::S3Tables::TableBucket', {
+          TableBucketName: 'floe-tables',
+          EncryptionConfiguration: { SSEAlgorithm: 'AES256' },
+          UnreferencedFileRemoval: { Status: 'Enabled', UnreferencedDays: 30 },
+        });
+        s.template.hasResourceProperties('AWS::S3Tables::Namespace', {
+          Namespace: 'floe',
+          TableBucketARN: { 'Fn::GetAtt': [Match.stringLikeRegexp('^StorageTableBucket'), 'TableBucketARN'] },
+        });
+      }
+    });
+
+    it('a Glue Schema Registry only for Avro', () => {
+      s.template.resourceCountIs('AWS::Glue::Registry', avro ? 1 : 0);
+      if (avro) s.template.hasResourceProperties('AWS::Glue::Registry', { Name: 'Floe-schemas' });
+    });
+
+    it('least privilege: no wildcard actions, "*" only for glue:GetSchemaVersion, writes only for the committer', () => {
+      for (const handler of ['Ingest', 'Committer'] as const) {
+        const sts = statements(s, handler);
+        for (const st of sts) {
+          expect(st.Effect).toBe('Allow');
+          for (const a of actionsOf(st)) expect(a).not.toMatch(/\*/);
+          if (resourcesOf(st).includes('*')) expect(actionsOf(st)).toEqual(['glue:GetSchemaVersion']);
+          const text = JSON.stringify(st.Resource);
+          if (actionsOf(st).some((a) => a.startsWith('s3:') && a !== 's3:ListBucket')) {
+            expect(text).toMatch(/\/(warehouse|staging|dead-letters)\/\*"/);
+          }
+          if (actionsOf(st).includes('s3:ListBucket')) {
+            expect(st.Condition).toEqual({ StringLike: { 's3:prefix': expect.any(Array) } });
+          }
+          if (actionsOf(st).some((a) => a.startsWith('dynamodb:'))) {
+            expect(text).toMatch(/StorageLedger/);
+            expect(text).not.toMatch(/index\/\*/);
+          }
+          if (actionsOf(st).some((a) => a.startsWith('glue:') && a !== 'glue:GetSchemaVersion')) {
+            expect(text).not.toMatch(/database\/\*|table\/\*"/);
+          }
+        }
+        const actions = allActions(sts);
+        expect(actions.has('glue:GetSchemaVersion')).toBe(avro);
+        for (const a of [
+          'glue:RegisterSchemaVersion',
+          'glue:CreateSchema',
+          'glue:GetDatabases',
+          'dynamodb:DeleteItem',
+        ])
+          expect(actions.has(a)).toBe(false);
+        const writes = glue
+          ? ['glue:CreateTable', 'glue:UpdateTable', 'glue:CreateDatabase']
+          : ['s3tables:CreateTable', 's3tables:UpdateTableMetadataLocation', 's3tables:CreateNamespace'];
+        for (const a of writes) expect(actions.has(a)).toBe(handler === 'Committer');
+        expect(actions.has('dynamodb:Scan')).toBe(handler === 'Committer');
+        expect(actions.has(glue ? 'glue:GetTable' : 's3tables:GetTableMetadataLocation')).toBe(true);
+        expect(actions.has(glue ? 's3tables:GetTableData' : 'glue:GetTable')).toBe(false);
+      }
+      const ingest = statements(s, 'Ingest');
+      expect(allActions(ingest)).toContain('kinesis:GetRecords');
+      expect(allActions(ingest)).toContain('sqs:SendMessage');
+      expect(allActions(statements(s, 'Committer'))).not.toContain('kinesis:GetRecords');
+    });
+
+    it('cdk-nag AwsSolutions: no unacknowledged finding, every acknowledgment reasoned and needed', () => {
+      expect(nagFindings(s.stack)).toEqual([]);
+      const acks = acknowledgments(s.stack);
+      expect(acks.length).toBeGreaterThan(0);
+      const findings = allNagFindings(s.stack);
+      for (const a of acks) {
+        expect(a.id).toMatch(/^AwsSolutions-/);
+        expect(a.reason.length, `${a.id} at ${a.path}`).toBeGreaterThanOrEqual(60);
+        const used = findings.some((f) => f.startsWith(`${a.id} @ ${a.path}`));
+        expect(used, `acknowledgment ${a.id} at ${a.path} matches no finding`).toBe(true);
+      }
+    });
+
+    it('outputs for the CLI and Athena', () => {
+      const outputs = Object.keys(s.template.findOutputs('*'));
+      for (const o of [
+        'Region',
+        'StreamName',
+        'StagingUri',
+        'DeadLetterUri',
+        'LedgerTableName',
+        'GenerateCommand',
+      ])
+        expect(outputs).toContain(o);
+      expect(outputs).toContain(glue ? 'DatabaseName' : 'NamespaceName');
+      expect(outputs).toContain(glue ? 'WarehouseUri' : 'TableBucketArn');
+      expect(outputs.includes('RegistryName')).toBe(avro);
+      const generate = JSON.stringify(s.template.findOutputs('GenerateCommand'));
+      expect(generate.includes('--format avro --registry-name Floe-schemas')).toBe(avro);
+    });
+
+    it('a format version 3 stack warns that Athena reads v2 only', () => {
+      const warnings = s.app
+        .synth()
+        .getStackByName('Floe')
+        .messages.filter((m) => m.level === 'warning');
+      expect(warnings.some((w) => String(w.entry.data).includes('Athena'))).toBe(
+        combo.tableFormatVersion === 3,
+      );
+    });
+  },
+);
+
+describe('the default stack in detail', () => {
+  let s: Synth;
+  beforeAll(() => {
+    s = synth();
+  });
+
+  it('the stream: on-demand, KMS-encrypted, 24 h', () => {
+    s.template.hasResourceProperties('AWS::Kinesis::Stream', {
+      StreamModeDetails: { StreamMode: 'ON_DEMAND' },
+      StreamEncryption: { EncryptionType: 'KMS', KeyId: 'alias/aws/kinesis' },
+      RetentionPeriodHours: 24,
+    });
+  });
+
+  it('every bucket: public access blocked, encrypted, TLS-only policy, access logs (but the log bucket)', () => {
+    const buckets = resources(s.template, 'AWS::S3::Bucket');
+    for (const [id, b] of Object.entries(buckets)) {
+      expect(b.PublicAccessBlockConfiguration).toEqual({
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      });
+      expect(b.BucketEncryption).toEqual({
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      });
+      expect(b.OwnershipControls).toEqual({ Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] });
+      if (id.startsWith('StorageAccessLogs')) expect(b.LoggingConfiguration).toBeUndefined();
+      else
+        expect(b.LoggingConfiguration).toEqual({
+          DestinationBucketName: { Ref: expect.stringMatching(/^StorageAccessLogs/) },
+          LogFilePrefix: expect.any(String),
+        });
+    }
+    const policies = Object.values(resources(s.template, 'AWS::S3::BucketPolicy'));
+    expect(policies).toHaveLength(Object.keys(buckets).length);
+    for (const p of policies) {
+      const sts = (p.PolicyDocument as { Statement: (Statement & { Principal: unknown })[] }).Statement;
+      expect(sts).toContainEqual(
+        expect.objectContaining({
+          Effect: 'Deny',
+          Action: 's3:*',
+          Principal: { AWS: '*' },
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      );
+      expect(sts).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Condition: { NumericLessThan: { 's3:TlsVersion': 1.2 } } }),
+      );
+    }
+  });
+
+  it('lifecycle rules: staging orphans and dead letters expire, incomplete uploads are aborted', () => {
+    const staging = one(s.template, 'AWS::S3::Bucket', (_p, id) => id.startsWith('StorageStaging'));
+    expect((staging.LifecycleConfiguration as { Rules: unknown[] }).Rules).toEqual([
+      {
+        Id: 'abort-incomplete-uploads',
+        AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+        Status: 'Enabled',
+      },
+      { Id: 'expire-orphaned-staging', Prefix: 'staging/', ExpirationInDays: 30, Status: 'Enabled' },
+      { Id: 'expire-dead-letters', Prefix: 'dead-letters/', ExpirationInDays: 365, Status: 'Enabled' },
+    ]);
+    const warehouse = one(s.template, 'AWS::S3::Bucket', (_p, id) => id.startsWith('StorageWarehouse'));
+    expect(JSON.stringify(warehouse.LifecycleConfiguration)).not.toMatch(/Expiration/);
+  });
+
+  it('the ledger table is exactly what createLedgerTable creates (+ on-demand, PITR, TTL)', async () => {
+    const sent: { name: string; input: Record<string, unknown> }[] = [];
+    const client = {
+      send: async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+        sent.push({ name: command.constructor.name, input: command.input });
+        if (command.constructor.name === 'DescribeTableCommand')
+          return { Table: { TableStatus: 'ACTIVE', GlobalSecondaryIndexes: [{ IndexStatus: 'ACTIVE' }] } };
+        if (command.constructor.name === 'DescribeTimeToLiveCommand')
+          return { TimeToLiveDescription: { TimeToLiveStatus: 'DISABLED' } };
+        return {};
+      },
+    } as unknown as DynamoDBClient;
+    await createLedgerTable(client, 'ledger');
+    const create = sent.find((c) => c.name === 'CreateTableCommand')!.input;
+    const ttl = sent.find((c) => c.name === 'UpdateTimeToLiveCommand')!.input;
+
+    const table = one(s.template, 'AWS::DynamoDB::Table');
+    expect(table.KeySchema).toEqual(create.KeySchema);
+    expect(table.AttributeDefinitions).toEqual(
+      expect.arrayContaining(create.AttributeDefinitions as unknown[]),
+    );
+    expect(table.AttributeDefinitions).toHaveLength((create.AttributeDefinitions as unknown[]).length);
+    expect(table.GlobalSecondaryIndexes).toEqual(create.GlobalSecondaryIndexes);
+    expect(table.BillingMode).toBe(create.BillingMode);
+    expect(table.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(table.TimeToLiveSpecification).toEqual(ttl.TimeToLiveSpecification);
+    expect(table.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+    expect(table.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+  });
+
+  it('the committer: rate(1 minute), one run at a time, no async retries or queued runs', () => {
+    s.template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^CommitterHandlerFunction'), 'Arn'] },
+          RetryPolicy: { MaximumEventAgeInSeconds: 60, MaximumRetryAttempts: 2 },
+        }),
+      ],
+    });
+    s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: Match.stringLikeRegexp('^CommitterHandlerFunction') },
+      MaximumRetryAttempts: 0,
+      MaximumEventAgeInSeconds: 60,
+    });
+    expect(one(s.template, 'AWS::Lambda::Function', isCommitter).ReservedConcurrentExecutions).toBe(1);
+  });
+
+  it('the failed-batch queue: encrypted, TLS only', () => {
+    s.template.hasResourceProperties('AWS::SQS::Queue', {
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 14 * 86_400,
+    });
+    s.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+
+  it('data is retained by default', () => {
+    for (const type of ['AWS::S3::Bucket', 'AWS::Glue::Database', 'AWS::DynamoDB::Table']) {
+      for (const r of Object.values(s.template.findResources(type)))
+        expect((r as { DeletionPolicy?: string }).DeletionPolicy).toBe('Retain');
+    }
+    for (const r of Object.values(s.template.findResources('AWS::Kinesis::Stream')))
+      expect((r as { DeletionPolicy?: string }).DeletionPolicy).toBe('Delete');
+  });
+
+  it('alarms: iterator age, ingest errors, failed batches, dead letters, committer errors, commit failures, freshness, lock age', () => {
+    const alarms = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm'));
+    const byName = Object.fromEntries(alarms.map((a) => [a.AlarmName as string, a]));
+    expect(Object.keys(byName).sort()).toEqual(
+      [
+        'CommitFailures',
+        'CommitterErrors',
+        'CommitterNearTimeout',
+        'DeadLetters',
+        'FailedBatches',
+        'Freshness',
+        'IngestErrors',
+        'IteratorAge',
+        'TablesLocked',
+      ].map((n) => `Floe-${n}`),
+    );
+    expect(byName['Floe-IteratorAge']).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'IteratorAge',
+      Statistic: 'Maximum',
+      Threshold: 600_000,
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: expect.stringMatching(/^IngestHandlerFunction/) } }],
+    });
+    expect(byName['Floe-DeadLetters']).toMatchObject({
+      Namespace: 'Floe/Floe',
+      MetricName: 'DeadLetters',
+      Statistic: 'Sum',
+      Threshold: 1,
+    });
+    expect(byName['Floe-Freshness']).toMatchObject({
+      Namespace: 'Floe/Floe',
+      MetricName: 'Freshness',
+      Statistic: 'Maximum',
+      Threshold: 900_000,
+    });
+    expect(byName['Floe-CommitterErrors']).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Errors' });
+    expect(byName['Floe-CommitterNearTimeout']).toMatchObject({ MetricName: 'Duration', Threshold: 240_000 });
+    expect(byName['Floe-FailedBatches']).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+    });
+    for (const a of alarms) expect(a.AlarmActions).toBeUndefined();
+    s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+  });
+
+  it('metric filters read the EMF metrics the handlers publish, from this stack’s log groups', () => {
+    const filters = Object.values(resources(s.template, 'AWS::Logs::MetricFilter'));
+    const seen = filters.map((f) => {
+      const t = (f.MetricTransformations as Record<string, unknown>[])[0]!;
+      expect(f.FilterPattern).toBe(`{ $.${t.MetricName} >= 0 }`);
+      expect(t).toMatchObject({ MetricNamespace: 'Floe/Floe', MetricValue: `$.${t.MetricName}` });
+      const source = JSON.stringify(f.LogGroupName).includes('IngestHandlerLogs') ? 'ingest' : 'committer';
+      return `${t.MetricName}@${source}`;
+    });
+    expect(seen.sort()).toEqual(
+      [
+        'CommitFailures@committer',
+        'DeadLetters@committer',
+        'DeadLetters@ingest',
+        'Freshness@committer',
+        'RecordsIn@ingest',
+        'RowsCommitted@committer',
+        'TablesLocked@committer',
+      ].sort(),
+    );
+    // Each is a metric the handler of that log group publishes (EMF top-level key = metric name).
+    for (const entry of seen) {
+      const [name, source] = entry.split('@') as [string, string];
+      const code = readFileSync(join(PROJECT_ROOT, 'lambdas/src/handlers', `${source}.ts`), 'utf8');
+      expect(code, entry).toContain(`['${name}', '`);
+    }
+  });
+});
+
+describe('options', () => {
+  it('provisioned stream, customer managed key, destroy, alarm topic, no reserved concurrency', () => {
+    const s = synth({
+      streamMode: 'provisioned',
+      shardCount: '3',
+      streamRetentionHours: '48',
+      streamEncryption: 'customer-managed',
+      removalPolicy: 'destroy',
+      alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops',
+      committerReservedConcurrency: '0',
+      commitIntervalMinutes: '5',
+      batchSize: '500',
+      batchingWindowSeconds: '0',
+      retryAttempts: '3',
+      maxRecordAgeSeconds: '-1',
+      stagingExpirationDays: '0',
+      deadLetterExpirationDays: '0',
+    });
+    s.template.hasResourceProperties('AWS::Kinesis::Stream', {
+      ShardCount: 3,
+      StreamModeDetails: { StreamMode: 'PROVISIONED' },
+      RetentionPeriodHours: 48,
+      StreamEncryption: {
+        EncryptionType: 'KMS',
+        KeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^StorageStreamKey'), 'Arn'] },
+      },
+    });
+    s.template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+    const esm = one(s.template, 'AWS::Lambda::EventSourceMapping');
+    expect(esm).toMatchObject({ BatchSize: 500, MaximumRetryAttempts: 3, ParallelizationFactor: 1 });
+    expect(esm.MaximumRecordAgeInSeconds).toBeUndefined();
+    expect(
+      one(s.template, 'AWS::Lambda::Function', isCommitter).ReservedConcurrentExecutions,
+    ).toBeUndefined();
+    s.template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
+    for (const a of Object.values(resources(s.template, 'AWS::CloudWatch::Alarm')))
+      expect(a.AlarmActions).toEqual(['arn:aws:sns:eu-west-1:123456789012:ops']);
+    for (const r of Object.values(s.template.findResources('AWS::S3::Bucket')))
+      expect((r as { DeletionPolicy?: string }).DeletionPolicy).toBe('Delete');
+    s.template.resourceCountIs('Custom::S3AutoDeleteObjects', 3);
+    const staging = one(s.template, 'AWS::S3::Bucket', (_p, id) => id.startsWith('StorageStaging'));
+    expect(JSON.stringify(staging.LifecycleConfiguration)).not.toMatch(/Expiration/);
+    // The stream key is read through the event source mapping's grant.
+    expect(allActions(statements(s, 'Ingest'))).toContain('kms:Decrypt');
+    expect(nagFindings(s.stack)).toEqual([]);
+  });
+
+  it('routing and partition options reach FLOE_CONFIG', () => {
+    const s = synth({
+      appType: 'dynamic-avro',
+      routingField: 'kind',
+      partitionCandidates: 'day(ts)',
+      avroRouteBy: 'fields',
+    });
+    const variables = (one(s.template, 'AWS::Lambda::Function', isIngest).Environment as { Variables: Props })
+      .Variables;
+    expect(JSON.parse(variables.FLOE_CONFIG as string)).toMatchObject({
+      routing: { routingField: 'kind', avroRouteBy: 'fields' },
+      partitioning: { candidates: ['day(ts)'] },
+    });
+  });
+});
+
+describe('bin/cdk.ts (the app cdk.json runs)', () => {
+  const run = (context: Record<string, unknown>) => {
+    const outdir = mkdtempSync(join(tmpdir(), 'floe-cdk-app-'));
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bin/cdk.ts'], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, CDK_OUTDIR: outdir, CDK_CONTEXT_JSON: JSON.stringify(context) },
+      timeout: 60_000,
+    });
+    return { ...r, outdir };
+  };
+
+  it('synthesizes with cdk-nag registered and passing', () => {
+    const r = run({
+      'aws:cdk:bundling-stacks': [],
+      appType: 'dynamic-avro',
+      catalogType: 's3tables',
+      stackName: 'FloeApp',
+    });
+    expect(r.stderr).not.toMatch(/AwsSolutions-/);
+    expect(r.status).toBe(0);
+    expect(existsSync(join(r.outdir, 'FloeApp.template.json'))).toBe(true);
+  });
+
+  it('stops with the context error and no stack trace', () => {
+    const r = run({ appType: 'dynamo', tableFormatVersion: 4 });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`context 'appType': expected one of dynamic, dynamic-avro, got "dynamo"`);
+    expect(r.stderr).toContain(`context 'tableFormatVersion': expected one of 2, 3, got 4`);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});
