@@ -18,7 +18,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { type CommitterRun, runCommitter, type TableCommitResult } from '../app/committer.ts';
 import { readSettings } from './env.ts';
-import { type HandlerOptions, METRICS_NAMESPACE } from './ingest.ts';
+import { type HandlerOptions, metricsNamespace } from './ingest.ts';
 import {
   awsRuntime,
   errorMessage,
@@ -56,7 +56,7 @@ export function makeCommitterHandler(
 ): CommitterHandler {
   const logger = opts.logger ?? new Logger({ serviceName: 'floe-committer' });
   const metrics =
-    opts.metrics ?? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'floe-committer' });
+    opts.metrics ?? new Metrics({ namespace: metricsNamespace(), serviceName: 'floe-committer' });
   const reserveFraction = opts.reserveFraction ?? 0.3;
   const minReserveMs = opts.minReserveMs ?? 10_000;
   return async (_event, context) => {

@@ -29,6 +29,12 @@ import {
 
 export const METRICS_NAMESPACE = 'Floe';
 
+/** `$POWERTOOLS_METRICS_NAMESPACE` (e.g. one per deployed stack), else `Floe`. */
+export function metricsNamespace(env: Record<string, string | undefined> = process.env): string {
+  const v = env.POWERTOOLS_METRICS_NAMESPACE?.trim();
+  return v ? v : METRICS_NAMESPACE;
+}
+
 export interface HandlerOptions {
   readonly logger?: Logger;
   readonly metrics?: Metrics;
@@ -38,7 +44,7 @@ export type IngestHandler = (event: unknown, context?: LambdaContext) => Promise
 
 export function makeIngestHandler(getRuntime: GetRuntime, opts: HandlerOptions = {}): IngestHandler {
   const logger = opts.logger ?? new Logger({ serviceName: 'floe-ingest' });
-  const metrics = opts.metrics ?? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'floe-ingest' });
+  const metrics = opts.metrics ?? new Metrics({ namespace: metricsNamespace(), serviceName: 'floe-ingest' });
   return async (event, context) => {
     const started = Date.now();
     logger.resetKeys();

@@ -148,3 +148,12 @@ describe('readSettings', () => {
     expect(e.context.variables).toEqual(['CATALOG_TYPE', 'LEDGER_TABLE', 'LEASE_MS']);
   });
 });
+
+describe('metricsNamespace', () => {
+  it('is Floe unless POWERTOOLS_METRICS_NAMESPACE names another', async () => {
+    const { metricsNamespace } = await import('../../../lambdas/src/handlers/ingest.ts');
+    expect(metricsNamespace({})).toBe('Floe');
+    expect(metricsNamespace({ POWERTOOLS_METRICS_NAMESPACE: ' ' })).toBe('Floe');
+    expect(metricsNamespace({ POWERTOOLS_METRICS_NAMESPACE: 'Floe/prod' })).toBe('Floe/prod');
+  });
+});
