@@ -29,7 +29,7 @@ import { StructInferrer } from '../schema/infer.ts';
 import { ProjectFailure, projectRow } from '../schema/project.ts';
 import { type CommitDeps, commitAppend } from './append.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
-import { registryOf, tableId } from './ingest.ts';
+import { loadDeps, registryOf, tableId } from './ingest.ts';
 import {
   coercionSummary,
   convertRecords,
@@ -37,7 +37,7 @@ import {
   screen,
   writeGroupFiles,
 } from './load-generic.ts';
-import type { LoadDeps, PendingRecord } from './load-types.ts';
+import type { PendingRecord } from './load-types.ts';
 import { decodeFragment, type FragmentRecord } from './pending-fragment.ts';
 import { createTable, evolve } from './table-staging.ts';
 import { advance, encodeWatermark, readWatermark, WATERMARK_KEY, writeWatermark } from './watermark.ts';
@@ -384,27 +384,7 @@ async function build(
   );
   const dead: DeadLetterRecord[] = [];
   const letter = (item: PendingItem, reason: DeadLetter['reason'], detail: string) => {
-    const r = item.record;
-    const text = cfg.format === 'json' || r.value !== undefined;
-    dead.push(
-      deadLetterRecord(
-        {
-          source: item.shardId,
-          line: 0,
-          reason,
-          detail,
-          table,
-          raw: text ? (r.value ?? new TextDecoder().decode(r.data)) : '',
-        },
-        {
-          shardId: item.shardId,
-          sequenceNumber: r.sequenceNumber,
-          partitionKey: r.partitionKey,
-          arrivalTimeMs: r.arrivalMs,
-          ...(text ? {} : { rawBase64: Buffer.from(r.data).toString('base64') }),
-        },
-      ),
-    );
+    dead.push(pendingDeadLetter(cfg, table, item, reason, detail));
   };
 
   // Pending records: decode, screen, evolve the table for them.
@@ -582,29 +562,11 @@ async function settleWithoutTable(
     return undefined;
   const counts: Record<string, number> = {};
   const letters = decoded.map((d) => {
-    const r = d.item.record;
     const reason = d.kind === 'bad' ? d.reason : DeadLetterReason.NoTypedValues;
     const detail =
       d.kind === 'bad' ? d.detail : `table '${table}': no record has a typed value to create the table from`;
     counts[reason] = (counts[reason] ?? 0) + 1;
-    const text = deps.config.format === 'json' || r.value !== undefined;
-    return deadLetterRecord(
-      {
-        source: d.item.shardId,
-        line: 0,
-        reason,
-        detail,
-        table,
-        raw: text ? (r.value ?? new TextDecoder().decode(r.data)) : '',
-      },
-      {
-        shardId: d.item.shardId,
-        sequenceNumber: r.sequenceNumber,
-        partitionKey: r.partitionKey,
-        arrivalTimeMs: r.arrivalMs,
-        ...(text ? {} : { rawBase64: Buffer.from(r.data).toString('base64') }),
-      },
-    );
+    return pendingDeadLetter(deps.config, table, d.item, reason, detail);
   });
   for (let i = 0; i < letters.length; i += 16)
     await Promise.all(letters.slice(i, i + 16).map((d) => deps.deadLetters.put(d)));
@@ -634,18 +596,35 @@ async function markDone(
   );
 }
 
-async function deleteQuietly(deps: CommitterDeps, uris: readonly string[]): Promise<void> {
-  await Promise.all(uris.map((u) => deps.store.delete(u).catch(() => undefined)));
+/** A pending record's dead letter: its original bytes (text, or base64) and stream position. */
+function pendingDeadLetter(
+  cfg: FloeConfig,
+  table: string,
+  item: PendingItem,
+  reason: DeadLetter['reason'],
+  detail: string,
+): DeadLetterRecord {
+  const r = item.record;
+  const text = cfg.format === 'json' || r.value !== undefined;
+  return deadLetterRecord(
+    {
+      source: item.shardId,
+      line: 0,
+      reason,
+      detail,
+      table,
+      raw: text ? (r.value ?? new TextDecoder().decode(r.data)) : '',
+    },
+    {
+      shardId: item.shardId,
+      sequenceNumber: r.sequenceNumber,
+      partitionKey: r.partitionKey,
+      arrivalTimeMs: r.arrivalMs,
+      ...(text ? {} : { rawBase64: Buffer.from(r.data).toString('base64') }),
+    },
+  );
 }
 
-function loadDeps(deps: CommitterDeps): LoadDeps {
-  return {
-    config: deps.config,
-    catalog: deps.catalog,
-    store: deps.store,
-    clock: deps.clock,
-    ids: deps.ids,
-    onDeadLetter: () => undefined,
-    ...(deps.maxRowsPerFile === undefined ? {} : { maxRowsPerFile: deps.maxRowsPerFile }),
-  };
+async function deleteQuietly(deps: CommitterDeps, uris: readonly string[]): Promise<void> {
+  await Promise.all(uris.map((u) => deps.store.delete(u).catch(() => undefined)));
 }

@@ -607,7 +607,10 @@ export function tableId(cfg: FloeConfig, table: string): TableIdentifier {
     : { namespace: table.slice(0, dot), name: table.slice(dot + 1) };
 }
 
-function loadDeps(deps: IngestDeps): LoadDeps {
+/** The load path's deps for the staging helpers both apps share (dead letters are handled by the caller). */
+export function loadDeps(
+  deps: Pick<IngestDeps, 'config' | 'catalog' | 'store' | 'clock' | 'ids' | 'maxRowsPerFile'>,
+): LoadDeps {
   return {
     config: deps.config,
     catalog: deps.catalog,

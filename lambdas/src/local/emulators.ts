@@ -36,46 +36,57 @@ function handler(): NodeHttpHandler {
   return new NodeHttpHandler({ httpAgent: new http.Agent({ keepAlive: true, maxSockets: 32 }) });
 }
 
-export async function startKinesalite(
-  opts: { port?: number; region?: string } = {},
-): Promise<Emulator<KinesisClient>> {
-  const kinesalite = require('kinesalite') as (o: Record<string, number>) => EmulatorServer;
-  const server = kinesalite({ createStreamMs: 0, deleteStreamMs: 0, updateStreamMs: 0, shardLimit: 100 });
-  const endpoint = await listen(server, opts.port ?? 0);
-  const client = new KinesisClient({
-    endpoint,
-    region: opts.region ?? 'us-east-1',
-    credentials: LOCAL_CREDENTIALS,
-    requestHandler: handler(),
-  });
+/** Starts an emulator package's server and a client for it (both speak AWS JSON over HTTP/1.1). */
+async function start<C extends { destroy(): void }>(
+  pkg: string,
+  options: Record<string, number>,
+  port: number | undefined,
+  client: (endpoint: string) => C,
+): Promise<Emulator<C>> {
+  const create = require(pkg) as (o: Record<string, number>) => EmulatorServer;
+  const server = create(options);
+  const endpoint = await listen(server, port ?? 0);
+  const c = client(endpoint);
   return {
     endpoint,
-    client,
+    client: c,
     close: async () => {
-      client.destroy();
+      c.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
 
-export async function startDynalite(
+export function startKinesalite(
+  opts: { port?: number; region?: string } = {},
+): Promise<Emulator<KinesisClient>> {
+  return start(
+    'kinesalite',
+    { createStreamMs: 0, deleteStreamMs: 0, updateStreamMs: 0, shardLimit: 100 },
+    opts.port,
+    (endpoint) =>
+      new KinesisClient({
+        endpoint,
+        region: opts.region ?? 'us-east-1',
+        credentials: LOCAL_CREDENTIALS,
+        requestHandler: handler(),
+      }),
+  );
+}
+
+export function startDynalite(
   opts: { port?: number; region?: string } = {},
 ): Promise<Emulator<DynamoDBClient>> {
-  const dynalite = require('dynalite') as (o: Record<string, number>) => EmulatorServer;
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  const endpoint = await listen(server, opts.port ?? 0);
-  const client = new DynamoDBClient({
-    endpoint,
-    region: opts.region ?? 'us-east-1',
-    credentials: LOCAL_CREDENTIALS,
-    requestHandler: handler(),
-  });
-  return {
-    endpoint,
-    client,
-    close: async () => {
-      client.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return start(
+    'dynalite',
+    { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 },
+    opts.port,
+    (endpoint) =>
+      new DynamoDBClient({
+        endpoint,
+        region: opts.region ?? 'us-east-1',
+        credentials: LOCAL_CREDENTIALS,
+        requestHandler: handler(),
+      }),
+  );
 }
