@@ -111,3 +111,30 @@ describe('a table that nothing can create', () => {
     expect(again.skipped).toBe(3);
   });
 });
+
+describe('a backlog of pending records', () => {
+  it('is committed over several runs within the per-commit cap, exactly once', async () => {
+    const p = await startPipeline(dynamo, dir());
+    const v1 = generate(900, 'v1', 7);
+    const shard = 'shardId-000000000002';
+    // Nine batches before any commit: every record is pending (no table yet).
+    for (let b = 0; b < 9; b++) {
+      await ingestBatch(
+        p.ingestDeps(),
+        batchOf(shard, records(v1.lines.slice(b * 100, b * 100 + 100), b * 100)),
+      );
+    }
+    const capped = p.committerDeps({ maxPendingRecordsPerCommit: 120 });
+    const runs: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await commitTable(capped, 'order_events');
+      if (r.status !== 'committed') break;
+      runs.push(r.rewritten);
+    }
+    // Each batch holds ~40 ORDER records: at most three entries (≤ 120 records) per commit.
+    expect(runs.length).toBeGreaterThan(2);
+    for (const n of runs) expect(n).toBeLessThanOrEqual(120);
+    const ids = await committedIds(p);
+    expect(ids.get('order_events')).toEqual(expectedIds(v1.events).get('order_events'));
+  });
+});

@@ -55,6 +55,12 @@ export interface CommitterDeps extends CommitDeps {
   readonly leaseMs?: number;
   /** Ledger entries read per shard per commit (default 1000). */
   readonly maxEntriesPerShard?: number;
+  /**
+   * Pending records rewritten per commit (default 500,000), shared among the shards: a backlog of
+   * evolution (e.g. after a committer outage) is committed over several runs instead of exhausting
+   * the committer's memory. Ingest data files cost no memory and are not counted.
+   */
+  readonly maxPendingRecordsPerCommit?: number;
   readonly maxRowsPerFile?: number;
   /** Catalog commit attempts per table (default 8). */
   readonly maxAttempts?: number;
@@ -235,6 +241,10 @@ async function readRuns(
   watermark: ReadonlyMap<string, string>,
 ): Promise<Map<string, LedgerEntry[]>> {
   const limit = deps.maxEntriesPerShard ?? 1000;
+  const pendingCap = Math.max(
+    1,
+    Math.floor((deps.maxPendingRecordsPerCommit ?? 500_000) / Math.max(1, shards.length)),
+  );
   const out = new Map<string, LedgerEntry[]>();
   await Promise.all(
     shards.map(async (shard) => {
@@ -246,11 +256,21 @@ async function readRuns(
         if (e.status !== 'committed') break;
         if (after === null || compareSequence(e.lastSequence, after) > 0) after = e.lastSequence;
       }
-      const run = unbrokenRun(entries, after);
+      const run = capPending(unbrokenRun(entries, after), pendingCap);
       if (run.length > 0) out.set(shard, run);
     }),
   );
   return out;
+}
+
+/** The longest prefix of `run` whose pending records stay within `cap` (at least one entry). */
+function capPending(run: LedgerEntry[], cap: number): LedgerEntry[] {
+  let pending = 0;
+  for (let i = 0; i < run.length; i++) {
+    pending += run[i]!.files.reduce((n, f) => n + (f.kind === 'pending' ? f.records : 0), 0);
+    if (pending > cap && i > 0) return run.slice(0, i);
+  }
+  return run;
 }
 
 function runsKey(runs: ReadonlyMap<string, LedgerEntry[]>): string {
