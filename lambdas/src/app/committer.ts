@@ -9,7 +9,13 @@
  * crashed attempt) already committed are never taken twice; the catalog's compare-and-swap is the
  * only arbiter. The lease only keeps committers from wasting work on each other.
  */
-import { type FloeConfig, hintsFor, partitionCandidatesFor, typeConflictFor } from '../config.ts';
+import {
+  type FloeConfig,
+  hasRecordRules,
+  hintsFor,
+  partitionCandidatesFor,
+  typeConflictFor,
+} from '../config.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import { dataFileFromJson } from '../iceberg/manifest/data-file-json.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
@@ -39,6 +45,7 @@ import {
 } from './load-generic.ts';
 import type { PendingRecord } from './load-types.ts';
 import { decodeFragment, type FragmentRecord } from './pending-fragment.ts';
+import { RecordRules } from './record-rules.ts';
 import { createTable, evolve } from './table-staging.ts';
 import { advance, encodeWatermark, readWatermark, WATERMARK_KEY, writeWatermark } from './watermark.ts';
 
@@ -316,6 +323,7 @@ async function decodePending(
     }
   }
   const out: Decoded[] = [];
+  const rules = hasRecordRules(deps.config) ? await RecordRules.create(deps.config, deps.catalog) : undefined;
   for (const item of items) {
     const r = item.record;
     if (r.value !== undefined) {
@@ -331,8 +339,11 @@ async function decodePending(
             lookupSchema: (id) => registryOf(deps).getSchemaVersion(id),
           });
     if (d.kind === 'json') out.push({ kind: 'json', item, value: d.value });
-    else if (d.kind === 'avro') out.push({ kind: 'avro', item, decoded: d });
-    else
+    else if (d.kind === 'avro') {
+      // Field lists reshape Avro rows as the ingest did when it admitted them.
+      const shaped = rules?.shapeTyped(d.row, d.struct, table);
+      out.push({ kind: 'avro', item, decoded: shaped ? { ...d, ...shaped } : d });
+    } else
       out.push({
         kind: 'bad',
         item,

@@ -222,6 +222,18 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
         reject(letter(i, routeReason(route.reason), route.detail));
         continue;
       }
+      if (rules) {
+        const checked = await rules.checkTyped(decoded.row, decoded.struct, route.table);
+        if (!checked.ok) {
+          reject(letter(i, checked.reason, checked.detail, route.table));
+          continue;
+        }
+        workFor(route.table).avro.push({
+          index: i,
+          decoded: { ...decoded, row: checked.row, struct: checked.struct },
+        });
+        continue;
+      }
       workFor(route.table).avro.push({ index: i, decoded });
       continue;
     }

@@ -14,7 +14,8 @@ import { anchoredRegExp, type FieldRules, type FloeConfig, fieldRulesFor } from 
 import { ErrorKind, isFloeError } from '../errors.ts';
 import type { Schema } from '../iceberg/schema.ts';
 import { currentSchema } from '../iceberg/table-metadata.ts';
-import type { IcebergType } from '../iceberg/types.ts';
+import type { IcebergType, NestedField, StructType } from '../iceberg/types.ts';
+import type { IcebergValue, Row } from '../iceberg/values.ts';
 import type { Catalog } from '../ports/catalog.ts';
 import { JsonNumberText, type JsonObject, type JsonValue } from '../records/json-line.ts';
 import { columnNameOf } from '../schema/column-name.ts';
@@ -146,6 +147,62 @@ export function schemaColumnPaths(schema: Schema): Set<string> {
   return out;
 }
 
+/** `t` with the paths in `trie` removed (drop) or kept alone (only); lists are transparent. */
+function projectType(t: IcebergType, trie: Trie, only: boolean): IcebergType | undefined {
+  if (t.kind === 'list') {
+    const element = projectType(t.element, trie, only);
+    return element === undefined ? undefined : { ...t, element };
+  }
+  if (t.kind !== 'struct') return only ? undefined : t;
+  const fields: NestedField[] = [];
+  for (const f of t.fields) {
+    const rule = trie.get(f.name);
+    if (rule === true) {
+      if (only) fields.push(f);
+    } else if (rule === undefined) {
+      if (!only) fields.push(f);
+    } else {
+      const type = projectType(f.type, rule, only);
+      if (type !== undefined) fields.push({ ...f, type });
+    }
+  }
+  return { kind: 'struct', fields };
+}
+
+/** A typed value reshaped to `t` (a projection of its own type): fields not in `t` go. */
+function projectTypedValue(v: IcebergValue, t: IcebergType): IcebergValue {
+  if (v === null || v === undefined) return v;
+  if (t.kind === 'list' && Array.isArray(v)) return v.map((e) => projectTypedValue(e, t.element));
+  if (t.kind === 'struct' && typeof v === 'object' && !(v instanceof Uint8Array) && !(v instanceof Map)) {
+    const o = v as Record<string, IcebergValue>;
+    const out: Record<string, IcebergValue> = {};
+    for (const f of t.fields)
+      if (Object.hasOwn(o, f.name)) out[f.name] = projectTypedValue(o[f.name], f.type);
+    return out;
+  }
+  return v;
+}
+
+/** Whether a typed row has a non-null value at `parts` (through lists: any element). */
+function hasTypedValueAt(v: IcebergValue, parts: readonly string[], i: number): boolean {
+  if (v === null || v === undefined) return false;
+  if (i === parts.length) return !(Array.isArray(v) && v.length === 0);
+  if (Array.isArray(v)) return v.some((e) => hasTypedValueAt(e, parts, i));
+  if (typeof v !== 'object' || v instanceof Uint8Array || v instanceof Map) return false;
+  return hasTypedValueAt((v as Record<string, IcebergValue>)[parts[i]!], parts, i + 1);
+}
+
+function structDepth(t: IcebergType): number {
+  if (t.kind === 'list') return structDepth(t.element);
+  if (t.kind === 'map') return Math.max(structDepth(t.key), structDepth(t.value));
+  if (t.kind !== 'struct') return 0;
+  return 1 + t.fields.reduce((d, f) => Math.max(d, structDepth(f.type)), 0);
+}
+
+export type TypedRuleResult =
+  | { readonly ok: true; readonly struct: StructType; readonly row: Row }
+  | { readonly ok: false; readonly reason: DeadLetterReason; readonly detail: string };
+
 interface CompiledFields {
   readonly keep?: readonly string[][];
   readonly drop?: Trie;
@@ -269,6 +326,91 @@ export class RecordRules {
     }
     if (newTable) this.tables.add(table);
     return { ok: true, value };
+  }
+
+  /**
+   * The same rules for a typed record (an Avro row and its writer schema as a struct): field lists
+   * reshape the struct and the row alike (the struct once per writer schema and table), `keep`
+   * checks the row, and the guards judge the reshaped struct.
+   */
+  async checkTyped(row: Row, struct: StructType, table: string): Promise<TypedRuleResult> {
+    const g = this.cfg.guards;
+    if (this.allow !== undefined && !this.allow.test(table)) {
+      return fail(
+        DeadLetterReason.GuardAllowTables,
+        `guard allowTables: table '${table}' does not match /^(?:${g?.allowTables})$/`,
+      ) as TypedRuleResult;
+    }
+    const shaped = this.shapedStruct(struct, table);
+    const f = this.fieldsFor(table);
+    if (f.keep) {
+      const missing = f.keep.filter((p) => !hasTypedValueAt(row, p, 0));
+      if (missing.length > 0) {
+        return fail(
+          DeadLetterReason.MissingKeptField,
+          `table '${table}': kept field ${missing.map((p) => p.join('.')).join(', ')} missing or null (fields keep)`,
+        ) as TypedRuleResult;
+      }
+    }
+    if (g?.maxNestingDepth !== undefined && structDepth(shaped) > g.maxNestingDepth) {
+      return fail(
+        DeadLetterReason.GuardMaxDepth,
+        `guard maxNestingDepth: table '${table}': schema nests ${structDepth(shaped)} levels, limit ${g.maxNestingDepth}`,
+      ) as TypedRuleResult;
+    }
+    const newTable = g?.maxTables !== undefined && !this.tables.has(table);
+    if (newTable && this.tables.size >= g.maxTables!) {
+      return fail(
+        DeadLetterReason.GuardMaxTables,
+        `guard maxTables: table '${table}' would be table ${this.tables.size + 1} in namespace '${this.cfg.namespace}', limit ${g.maxTables}`,
+      ) as TypedRuleResult;
+    }
+    if (g?.maxColumnsPerTable !== undefined) {
+      const have = await this.columnsOf(table);
+      const added = [...schemaColumnPaths({ schemaId: 0, fields: shaped.fields })].filter(
+        (p) => !have.has(p),
+      );
+      if (have.size + added.length > g.maxColumnsPerTable) {
+        return fail(
+          DeadLetterReason.GuardMaxColumns,
+          `guard maxColumnsPerTable: table '${table}' would have ${have.size + added.length} columns, limit ${g.maxColumnsPerTable}`,
+        ) as TypedRuleResult;
+      }
+      for (const p of added) have.add(p);
+    }
+    if (newTable) this.tables.add(table);
+    return {
+      ok: true,
+      struct: shaped,
+      row: shaped === struct ? row : (projectTypedValue(row, shaped) as Row),
+    };
+  }
+
+  /** Only the field lists of `checkTyped` (the committer reshapes pending rows the ingest admitted). */
+  shapeTyped(row: Row, struct: StructType, table: string): { struct: StructType; row: Row } {
+    const shaped = this.shapedStruct(struct, table);
+    return { struct: shaped, row: shaped === struct ? row : (projectTypedValue(row, shaped) as Row) };
+  }
+
+  private readonly shaped = new WeakMap<StructType, Map<string, StructType>>();
+
+  /** `struct` under the table's field lists (cached per struct object and table). */
+  shapedStruct(struct: StructType, table: string): StructType {
+    let byTable = this.shaped.get(struct);
+    if (!byTable) {
+      byTable = new Map();
+      this.shaped.set(struct, byTable);
+    }
+    let out = byTable.get(table);
+    if (out === undefined) {
+      const f = this.fieldsFor(table);
+      let t: StructType = struct;
+      if (f.drop) t = projectType(t, f.drop, false) as StructType;
+      if (f.only) t = projectType(t, f.only, true) as StructType;
+      out = t;
+      byTable.set(table, out);
+    }
+    return out;
   }
 }
 
