@@ -19,7 +19,7 @@ import {
 } from './iceberg/transform.ts';
 import { isPrimitive, parsePrimitive, type StructType } from './iceberg/types.ts';
 import type { ConsolidationRule } from './routing/consolidate.ts';
-import { DEFAULT_ROUTING, parseTemplate, type RoutingConfig } from './routing/route.ts';
+import { DEFAULT_ROUTING, parseTemplate, type RoutingConfig, splitNamespace } from './routing/route.ts';
 import { isLegalTableName } from './routing/table-name.ts';
 import { isLegalColumnName } from './schema/column-name.ts';
 
@@ -503,10 +503,14 @@ function parseRouting(v: unknown): RoutingConfig {
   let template: string | undefined;
   if (o.template !== undefined) {
     template = stringAt('routing.template', o.template);
+    let parts: ReturnType<typeof splitNamespace> | undefined;
     try {
-      parseTemplate(template);
+      parts = splitNamespace(parseTemplate(template));
     } catch (e) {
       invalid('routing.template', (e as Error).message, o.template);
+    }
+    if (parts?.namespace !== undefined && (parts.namespace.length === 0 || parts.table.length === 0)) {
+      invalid('routing.template', "expected 'namespace.table' with both parts non-empty", o.template);
     }
   }
   let defaultTable: string | null = DEFAULT_ROUTING.defaultTable;

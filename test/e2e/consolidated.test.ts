@@ -230,3 +230,27 @@ describe('a consolidation rule with its own namespace', () => {
     expect(t.metadata.snapshots.at(-1)?.summary['total-records']).toBe(String(all.length));
   });
 });
+
+describe('a routing template with a namespace', () => {
+  it('one namespace per tenant, through floe load and through ingest + committer', async () => {
+    const config = { routing: { template: '{tenant}.{event_type}_events' } };
+    const lines = ['acme', 'globex', 'acme'].map((tenant, i) =>
+      JSON.stringify({ tenant, event_type: 'ORDER', event_id: `E${i}`, amount: 1.5 }),
+    );
+    const wh = fileWarehouse(`${tmp.dir}/tpl-load`);
+    const run = await load(wh, [{ name: 't', lines }], { config: parseConfig(config) });
+    expect(run.dead).toEqual([]);
+    expect((await wh.catalog.listNamespaces()).sort()).toEqual(['acme', 'globex']);
+    expect(await wh.catalog.listTables('acme')).toEqual(['order_events']);
+
+    const p = await startPipeline(dynamo, `${tmp.dir}/tpl-stream`, { config });
+    const r = await ingestBatch(p.ingestDeps(), batchOf('shardId-000000000011', records(lines)));
+    expect(r.tables.map((t) => [t.table, t.records])).toEqual([
+      ['acme.order_events', 2],
+      ['globex.order_events', 1],
+    ]);
+    for (const t of r.tables) await commitTable(p.committerDeps(), t.table);
+    const acme = await p.wh.catalog.loadTable({ namespace: 'acme', name: 'order_events' });
+    expect(acme.metadata.snapshots.at(-1)?.summary['total-records']).toBe('2');
+  });
+});

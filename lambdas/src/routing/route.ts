@@ -60,6 +60,25 @@ export type RouteResult =
       readonly detail: string;
     };
 
+/**
+ * A template whose literal text holds a dot names a namespace too: `analytics.{source}_events` →
+ * namespace `analytics`, `{tenant}.orders` → one namespace per tenant. Split at the first such dot.
+ */
+export function splitNamespace(parts: readonly TemplatePart[]): {
+  namespace?: TemplatePart[];
+  table: TemplatePart[];
+} {
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    if (typeof p !== 'string' || !p.includes('.')) continue;
+    const dot = p.indexOf('.');
+    const before = [...parts.slice(0, i), ...(dot > 0 ? [p.slice(0, dot)] : [])];
+    const after = [...(dot < p.length - 1 ? [p.slice(dot + 1)] : []), ...parts.slice(i + 1)];
+    return { namespace: before, table: after };
+  }
+  return { table: [...parts] };
+}
+
 /** A template split into literal text and placeholder paths. */
 export type TemplatePart = string | { readonly path: readonly string[] };
 
@@ -127,7 +146,7 @@ export type Router = (record: object) => RouteResult;
 export function compileRouter(cfg: RoutingConfig): Router {
   const tablePath = cfg.tableField?.split('.');
   const routingPath = cfg.routingField.split('.');
-  const template = cfg.template === undefined ? undefined : parseTemplate(cfg.template);
+  const template = cfg.template === undefined ? undefined : splitNamespace(parseTemplate(cfg.template));
   const suffix = cfg.suffix;
   const maxBase = MAX_TABLE_NAME_LENGTH - suffix.length;
 
@@ -149,20 +168,21 @@ export function compileRouter(cfg: RoutingConfig): Router {
       }
     }
     if (template !== undefined) {
-      let text = '';
-      let complete = true;
-      for (const part of template) {
-        if (typeof part === 'string') text += part;
-        else {
-          const t = templateText(valueAt(record, part.path));
-          if (t === undefined) {
-            complete = false;
-            break;
+      const render = (parts: readonly TemplatePart[]): string | undefined => {
+        let text = '';
+        for (const part of parts) {
+          if (typeof part === 'string') text += part;
+          else {
+            const t = templateText(valueAt(record, part.path));
+            if (t === undefined) return undefined;
+            text += t;
           }
-          text += t;
         }
-      }
-      if (complete) {
+        return text;
+      };
+      const text = render(template.table);
+      const nsText = template.namespace === undefined ? undefined : render(template.namespace);
+      if (text !== undefined && (template.namespace === undefined || nsText !== undefined)) {
         const name = sanitizeTableName(text);
         if (name === undefined) {
           return {
@@ -171,7 +191,18 @@ export function compileRouter(cfg: RoutingConfig): Router {
             detail: `template gives ${shown(text)}, which cannot be a table name`,
           };
         }
-        return finish(name, 'template');
+        if (nsText === undefined) return finish(name, 'template');
+        const ns = sanitizeTableName(nsText, 252);
+        if (ns === undefined || ns.startsWith('aws')) {
+          return {
+            ok: false,
+            reason: 'illegal-name',
+            detail: `template gives namespace ${shown(nsText)}, which cannot be a namespace`,
+          };
+        }
+        // A routing key `namespace.table`: table names never contain a dot.
+        const routed = finish(name, 'template');
+        return routed.ok ? { ...routed, table: `${ns}.${name}` } : routed;
       }
     }
     const v = valueAt(record, routingPath);

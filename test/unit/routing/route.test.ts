@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../lambdas/src/config.ts';
 import { ErrorKind, isFloeError } from '../../../lambdas/src/errors.ts';
 import { parseJsonRecord } from '../../../lambdas/src/records/json-line.ts';
 import {
+  compileRouter,
   DEFAULT_ROUTING,
   parseTemplate,
   type RoutingConfig,
@@ -187,5 +189,38 @@ describe('parseTemplate', () => {
     } catch (e) {
       expect(isFloeError(e, ErrorKind.ConfigInvalid)).toBe(true);
     }
+  });
+});
+
+describe('templates that name a namespace', () => {
+  const route = (template: string, record: object) => compileRouter({ ...DEFAULT_ROUTING, template })(record);
+
+  it('a literal dot splits namespace and table: the routing key is namespace.table', () => {
+    expect(route('analytics.{source}_events', { source: 'Web' })).toMatchObject({
+      ok: true,
+      table: 'analytics.web_events',
+    });
+    expect(route('{tenant}.orders', { tenant: 'ACME' })).toMatchObject({ ok: true, table: 'acme.orders' });
+    expect(route('{tenant}.{kind}', { tenant: 't1', kind: 'Click' })).toMatchObject({
+      ok: true,
+      table: 't1.click',
+    });
+  });
+
+  it('hostile namespace values give a legal namespace or a dead letter, never a path', () => {
+    for (const tenant of ['../x', '..', 'a/b', 'ÉLITE', "x'; DROP", 'z'.repeat(400)]) {
+      const r = route('{tenant}.orders', { tenant });
+      if (r.ok) expect(r.table).toMatch(/^[a-z0-9][a-z0-9_]*\.orders$/);
+      else expect(r.reason).toBe('illegal-name');
+    }
+    expect(route('{tenant}.orders', { tenant: 'aws_x' })).toMatchObject({
+      ok: false,
+      reason: 'illegal-name',
+    });
+  });
+
+  it('the configuration rejects an empty namespace or table part', () => {
+    expect(() => parseConfig({ routing: { template: '.{x}' } })).toThrow("config key 'routing.template'");
+    expect(() => parseConfig({ routing: { template: '{x}.' } })).toThrow("config key 'routing.template'");
   });
 });
