@@ -32,6 +32,8 @@ import {
 const SEED = envInt('BENCH_SEED', 7);
 const BATCH = envInt('BENCH_BATCH', 10_000);
 const STREAM_RUNS = envInt('BENCH_STREAM_RUNS', 7);
+/** The history comparison is a ratio of two ~20 ms times: more runs steady its median. */
+const HISTORY_RUNS = envInt('BENCH_HISTORY_RUNS', 15);
 const INGEST_WARMUP = envInt('BENCH_INGEST_WARMUP', 3);
 const COMMIT_TABLES = envInt('BENCH_COMMIT_TABLES', 100);
 const COMMIT_FILES = envInt('BENCH_COMMIT_FILES', 10);
@@ -378,7 +380,7 @@ export async function benchCommitTables(dynamo: Dynamo, work: string): Promise<S
 
 export async function benchCommitHistory(dynamo: Dynamo, work: string): Promise<SummaryRow[]> {
   console.log(
-    `\n## Committer: table with ${fmtInt(HISTORY)} snapshots vs fresh tables, ${fmtInt(HISTORY_BATCH)}-record batch, ${STREAM_RUNS} alternating runs`,
+    `\n## Committer: table with ${fmtInt(HISTORY)} snapshots vs fresh tables, ${fmtInt(HISTORY_BATCH)}-record batch, ${HISTORY_RUNS} alternating runs`,
   );
   const p = pipeline(dynamo.client, await newDir(work, 'history'), await createLedger(dynamo.client));
   // Order events only; `event_type` names the table: HIST → hist_events, F<k> → f<k>_events.
@@ -391,7 +393,7 @@ export async function benchCommitHistory(dynamo: Dynamo, work: string): Promise<
     next += ls.length;
     return { text, n: ls.length };
   };
-  const freshTypes = Array.from({ length: STREAM_RUNS }, (_, k) => `F${k}`);
+  const freshTypes = Array.from({ length: HISTORY_RUNS }, (_, k) => `F${k}`);
   // Create every table in one committer run (one snapshot each).
   const create = [...freshTypes, 'HIST'].flatMap((t, k) => lines(300, SEED + k, t).slice(0, 50));
   const c = await timedIngest(p, p.newTableCache(), eventText(create, next));
@@ -438,7 +440,7 @@ export async function benchCommitHistory(dynamo: Dynamo, work: string): Promise<
   // One untimed commit each way first (JIT warm-up) is what the creation run above already did
   // for the fresh tables' code path; warm the history path likewise.
   await timeCommit('HIST', 'hist_events', SEED + 600, 'warm-up');
-  for (let run = 1; run <= STREAM_RUNS; run++) {
+  for (let run = 1; run <= HISTORY_RUNS; run++) {
     const f = freshTypes[run - 1]!;
     const fm = await timeCommit(f, `${f.toLowerCase()}_events`, SEED + 700 + run, 'commit-fresh');
     const hm = await timeCommit('HIST', 'hist_events', SEED + 800 + run, 'commit-history');

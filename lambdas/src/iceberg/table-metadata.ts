@@ -406,7 +406,9 @@ export function serializeTableMetadata(m: TableMetadata, indent = 2): string {
   if (v >= 3) out['next-row-id'] = m['next-row-id'] ?? 0n;
   if (m['encryption-keys'] && m['encryption-keys'].length > 0) out['encryption-keys'] = m['encryption-keys'];
   out.refs = Object.fromEntries(Object.entries(m.refs).map(([k, r]) => [k, refToJson(r)]));
-  out.snapshots = m.snapshots.map(snapshotToJson);
+  // Snapshots are immutable and dominate long histories: each is written once and its text reused.
+  const snapshotTexts = m.snapshots.map((sn) => snapshotText(sn, indent));
+  out.snapshots = SNAPSHOTS_MARK;
   out.statistics = m.statistics;
   out['partition-statistics'] = m['partition-statistics'];
   out['snapshot-log'] = m['snapshot-log'].map((e) => ({
@@ -417,5 +419,40 @@ export function serializeTableMetadata(m: TableMetadata, indent = 2): string {
     'timestamp-ms': e['timestamp-ms'],
     'metadata-file': e['metadata-file'],
   }));
+  const text = stringifyJson(out, indent);
+  const quoted = JSON.stringify(SNAPSHOTS_MARK);
+  const at = text.indexOf(quoted);
+  // A string of the metadata that looks like the marker: write the snapshots the plain way.
+  if (at >= 0 && text.lastIndexOf(quoted) === at) {
+    const gap = indent > 0 ? ' '.repeat(Math.min(indent, 10)) : '';
+    const array =
+      snapshotTexts.length === 0
+        ? '[]'
+        : gap
+          ? `[\n${gap}${gap}${snapshotTexts.join(`,\n${gap}${gap}`)}\n${gap}]`
+          : `[${snapshotTexts.join(',')}]`;
+    return text.slice(0, at) + array + text.slice(at + quoted.length);
+  }
+  out.snapshots = m.snapshots.map(snapshotToJson);
   return stringifyJson(out, indent);
+}
+
+const SNAPSHOTS_MARK = '\u0000floe-snapshots';
+const snapshotTextCache = new WeakMap<Snapshot, Map<number, string>>();
+
+/** One snapshot's JSON as it appears inside `snapshots` (indented for depth 2). */
+function snapshotText(s: Snapshot, indent: number): string {
+  let byIndent = snapshotTextCache.get(s);
+  if (!byIndent) {
+    byIndent = new Map();
+    snapshotTextCache.set(s, byIndent);
+  }
+  let text = byIndent.get(indent);
+  if (text === undefined) {
+    const gap = indent > 0 ? ' '.repeat(Math.min(indent, 10)) : '';
+    text = stringifyJson(snapshotToJson(s), indent);
+    if (gap) text = text.replace(/\n/g, `\n${gap}${gap}`);
+    byIndent.set(indent, text);
+  }
+  return text;
 }

@@ -258,3 +258,57 @@ describe('serializeTableMetadata', () => {
     expect(Object.keys(out).indexOf('next-row-id')).toBe(Object.keys(out).indexOf('current-snapshot-id') + 1);
   });
 });
+
+describe('serializeTableMetadata: snapshot texts written once and reused', () => {
+  it.each([
+    ['plain properties', {}],
+    ['a property that looks like the snapshots marker', { tricky: '\u0000floe-snapshots' }],
+  ])('writes the same bytes as a plain serialisation, at every indent (%s)', async (_what, properties) => {
+    const { newTableMetadata, applyUpdates } = await import('../../../lambdas/src/iceberg/metadata/index.ts');
+    let m = newTableMetadata({
+      location: 's3://b/t',
+      schema: { schemaId: 0, fields: [{ id: 1, name: 'x', required: false, type: { kind: 'long' } }] },
+      spec: { 'spec-id': 0, fields: [] },
+      properties,
+      formatVersion: 2,
+      tableUuid: '00000000-0000-4000-8000-000000000000',
+      nowMs: 1_700_000_000_000,
+    });
+    for (let i = 1; i <= 3; i++) {
+      const snapshot = {
+        'snapshot-id': BigInt(i) * 3_000_000_000_000_000_000n,
+        'sequence-number': BigInt(i),
+        'timestamp-ms': 1_700_000_000_000n + BigInt(i),
+        'manifest-list': `s3://b/t/metadata/snap-${i}.avro`,
+        summary: { operation: 'append' as const, 'added-records': String(i), odd: '\u0000S1' },
+        'schema-id': 0,
+      };
+      m = applyUpdates(
+        m,
+        [
+          { action: 'add-snapshot', snapshot },
+          {
+            action: 'set-snapshot-ref',
+            'ref-name': 'main',
+            type: 'branch',
+            'snapshot-id': snapshot['snapshot-id'],
+          },
+        ],
+        { nowMs: 1_700_000_000_000 + i },
+      );
+    }
+    for (const indent of [0, 2, 4]) {
+      const text = serializeTableMetadata(m, indent);
+      // The lossless parser + writer round trip is the plain serialisation of the same tree.
+      expect(text).toBe(stringifyJson(parseJson(text), indent));
+      expect(parseTableMetadata(text, 'x').snapshots.map((s) => s['snapshot-id'])).toEqual([
+        3_000_000_000_000_000_000n,
+        6_000_000_000_000_000_000n,
+        9_000_000_000_000_000_000n,
+      ]);
+      expect(parseTableMetadata(text, 'x').snapshots[0]!.summary.odd).toBe('\u0000S1');
+      // Serialising again (the cache warm) gives the same bytes.
+      expect(serializeTableMetadata(m, indent)).toBe(text);
+    }
+  });
+});
