@@ -116,18 +116,20 @@ export function parseKinesisEvent(event: unknown): KinesisBatch {
       throw invalid(`${where}.kinesis.approximateArrivalTimestamp is not epoch seconds`, { index: i });
     }
     const eventId = requireString(r, 'eventID', where);
-    const colon = eventId.lastIndexOf(':');
-    const recordShard = colon > 0 ? eventId.slice(0, colon) : '';
-    if (recordShard === '' || eventId.slice(colon + 1) !== sequenceNumber) {
+    const colon = eventId.length - sequenceNumber.length - 1;
+    if (colon <= 0 || eventId.charCodeAt(colon) !== 58 || !eventId.endsWith(sequenceNumber)) {
       throw invalid(`${where}.eventID ${JSON.stringify(eventId)} is not "<shardId>:${sequenceNumber}"`, {
         index: i,
       });
     }
     const arn = requireString(r, 'eventSourceARN', where);
+    // No substring per record: the shard id is cut once, then compared in place.
+    const sameShard = shardId !== undefined && colon === shardId.length && eventId.startsWith(shardId);
     if (shardId === undefined) {
-      shardId = recordShard;
+      shardId = eventId.slice(0, colon);
       streamArn = arn;
-    } else if (recordShard !== shardId || arn !== streamArn) {
+    } else if (!sameShard || arn !== streamArn) {
+      const recordShard = eventId.slice(0, colon);
       throw invalid(`${where} is from ${arn} ${recordShard}, the batch is from ${streamArn} ${shardId}`, {
         index: i,
       });
