@@ -3,15 +3,11 @@
  * (written here by the ingest app through the S3 object store, on s3rver).
  */
 
-import {
-  CreateStreamCommand,
-  DescribeStreamSummaryCommand,
-  GetRecordsCommand,
-  GetShardIteratorCommand,
-  ListShardsCommand,
-} from '@aws-sdk/client-kinesis';
+import { GetRecordsCommand, GetShardIteratorCommand, ListShardsCommand } from '@aws-sdk/client-kinesis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStream } from '../../lambdas/src/adapters/aws/kinesis-producer.ts';
 import { S3ObjectStore } from '../../lambdas/src/adapters/aws/s3-object-store.ts';
+import { startKinesalite } from '../../lambdas/src/adapters/local/emulators.ts';
 import { ObjectStoreDeadLetterStore } from '../../lambdas/src/adapters/object-dead-letter-store.ts';
 import { ingestBatch } from '../../lambdas/src/app/ingest.ts';
 import { listCommand, replayCommand, showCommand } from '../../lambdas/src/cli/dead-letters-command.ts';
@@ -70,15 +66,9 @@ describe('floe dead-letters on an S3 store', () => {
   });
 
   it('replay --to-stream puts the original records back into Kinesis and empties the store', async () => {
-    const { startKinesalite } = await import('../../lambdas/src/local/emulators.ts');
     const k = await startKinesalite();
     try {
-      await k.client.send(new CreateStreamCommand({ StreamName: 'replay', ShardCount: 1 }));
-      for (let i = 0; i < 50; i++) {
-        const d = await k.client.send(new DescribeStreamSummaryCommand({ StreamName: 'replay' }));
-        if (d.StreamDescriptionSummary?.StreamStatus === 'ACTIVE') break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await createStream(k.client, 'replay', 1);
       const before: string[] = [];
       await listCommand({ store: STORE, s3Endpoint: s3.endpoint, json: true }, (l) => before.push(l));
       const letters = before.map((l) => JSON.parse(l) as { raw: string; partitionKey: string });

@@ -10,9 +10,9 @@
  * (over HTTP) read the result.
  */
 import { join } from 'node:path';
-import { PutRecordsCommand } from '@aws-sdk/client-kinesis';
 import { icebergRead } from 'icebird';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { putRecords } from '../../lambdas/src/adapters/aws/kinesis-producer.ts';
 import { seededIds } from '../../lambdas/src/adapters/local/system-clock.ts';
 import { parseConfig } from '../../lambdas/src/config.ts';
 import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
@@ -134,18 +134,11 @@ function clickDatum(e: Json): Json {
 }
 
 async function put(payloads: readonly Uint8Array[], keys: readonly string[]): Promise<void> {
-  for (let i = 0; i < payloads.length; i += 500) {
-    let entries = payloads.slice(i, i + 500).map((Data, j) => ({ Data, PartitionKey: keys[i + j]! }));
-    // PutRecords may reject some entries (throughput): resend exactly those.
-    while (entries.length > 0) {
-      const out = await stack.kinesis.client.send(
-        new PutRecordsCommand({ StreamName: stack.streamName, Records: entries }),
-      );
-      entries = entries.filter(
-        (_, j) => out.Records?.[j]?.ErrorCode !== undefined && out.Records[j]!.ErrorCode !== null,
-      );
-    }
-  }
+  await putRecords(
+    stack.kinesis.client,
+    stack.streamName,
+    payloads.map((data, i) => ({ data, partitionKey: keys[i]! })),
+  );
 }
 
 function expect_(table: string, ids: readonly string[]) {

@@ -241,9 +241,11 @@ async function replayToStream(opts: ReplayCommandOptions, out: (s: string) => vo
     );
     return 0;
   }
-  const { putRecords } = await import('../adapters/aws/kinesis-producer.ts');
-  const { kinesisClientFor } = await import('./generate-command.ts');
-  const client = kinesisClientFor(opts.endpoint, opts.region);
+  const { createKinesisClient, putRecords } = await import('../adapters/aws/kinesis-producer.ts');
+  const client = createKinesisClient({
+    ...(opts.endpoint === undefined ? {} : { endpoint: opts.endpoint }),
+    ...(opts.region === undefined ? {} : { region: opts.region }),
+  });
   try {
     await putRecords(client, opts.toStream as string, records);
   } finally {

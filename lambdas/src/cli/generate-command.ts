@@ -6,11 +6,13 @@
  * every event sent, in the order sent.
  */
 import { promises as fs } from 'node:fs';
-import http from 'node:http';
 import { join, resolve } from 'node:path';
-import { KinesisClient } from '@aws-sdk/client-kinesis';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { type ProducerRecord, putRecords } from '../adapters/aws/kinesis-producer.ts';
+import {
+  createKinesisClient,
+  type KinesisClient,
+  type ProducerRecord,
+  putRecords,
+} from '../adapters/aws/kinesis-producer.ts';
 import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import { avroDatumType } from '../avro/datum.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
@@ -51,18 +53,6 @@ function positiveInt(name: string, v: string | undefined, dflt: number, allowZer
   return n;
 }
 
-export function kinesisClientFor(endpoint: string | undefined, region: string | undefined): KinesisClient {
-  const r = region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
-  if (endpoint === undefined) return new KinesisClient({ region: r });
-  return new KinesisClient({
-    region: r,
-    endpoint,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    // kinesalite speaks HTTP/1.1 only.
-    requestHandler: new NodeHttpHandler({ httpAgent: new http.Agent({ keepAlive: true }) }),
-  });
-}
-
 async function registryFor(
   opts: GenerateOptions,
 ): Promise<SchemaRegistry & Required<Pick<SchemaRegistry, 'register'>>> {
@@ -90,7 +80,10 @@ async function registryFor(
 export async function generateCommand(
   opts: GenerateOptions,
   out: (s: string) => void,
-  client: KinesisClient = kinesisClientFor(opts.endpoint, opts.region),
+  client: KinesisClient = createKinesisClient({
+    ...(opts.endpoint === undefined ? {} : { endpoint: opts.endpoint }),
+    ...(opts.region === undefined ? {} : { region: opts.region }),
+  }),
   /** Register schemas here instead of the registry the options name (the demo's own stack). */
   givenRegistry?: SchemaRegistry & Required<Pick<SchemaRegistry, 'register'>>,
 ): Promise<GenerateResult> {

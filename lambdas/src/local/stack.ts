@@ -8,11 +8,15 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { KinesisClient } from '@aws-sdk/client-kinesis';
-import { CreateStreamCommand, DescribeStreamSummaryCommand } from '@aws-sdk/client-kinesis';
 import { createLedgerTable, DynamoLedger } from '../adapters/aws/dynamodb-ledger.ts';
 import { DynamoLock } from '../adapters/aws/dynamodb-lock.ts';
+import { createStream } from '../adapters/aws/kinesis-producer.ts';
+import {
+  type DynamoEmulator,
+  type KinesisEmulator,
+  startDynalite,
+  startKinesalite,
+} from '../adapters/local/emulators.ts';
 import { FileCatalog } from '../adapters/local/file-catalog.ts';
 import { KinesisPoller, type KinesisPollerOptions } from '../adapters/local/kinesis-poller.ts';
 import { fileUri, LocalObjectStore } from '../adapters/local/local-object-store.ts';
@@ -27,7 +31,6 @@ import type { FloeConfig } from '../config.ts';
 import { METRICS_NAMESPACE, makeIngestHandler } from '../handlers/ingest.ts';
 import type { Clock, Ids } from '../ports/clock.ts';
 import type { KinesisBatchResponse, KinesisEvent } from '../records/kinesis-event.ts';
-import { type Emulator, startDynalite, startKinesalite } from './emulators.ts';
 
 export interface LocalStackOptions {
   /** Warehouse folder (tables, dead letters, staging, registry). */
@@ -63,8 +66,8 @@ export class LocalStack {
 
   private constructor(
     readonly options: LocalStackOptions,
-    readonly kinesis: Emulator<KinesisClient>,
-    readonly dynamo: Emulator<DynamoDBClient>,
+    readonly kinesis: KinesisEmulator,
+    readonly dynamo: DynamoEmulator,
     readonly ledgerTable: string,
   ) {
     const dir = resolve(options.warehouseDir);
@@ -94,16 +97,7 @@ export class LocalStack {
       const ledgerTable = 'floe-ledger';
       await createLedgerTable(dynamo.client, ledgerTable);
       const stack = new LocalStack(options, kinesis, dynamo, ledgerTable);
-      await kinesis.client.send(
-        new CreateStreamCommand({ StreamName: stack.streamName, ShardCount: options.shards ?? 2 }),
-      );
-      for (let i = 0; i < 100; i++) {
-        const d = await kinesis.client.send(
-          new DescribeStreamSummaryCommand({ StreamName: stack.streamName }),
-        );
-        if (d.StreamDescriptionSummary?.StreamStatus === 'ACTIVE') break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await createStream(kinesis.client, stack.streamName, options.shards ?? 2);
       return stack;
     } catch (e) {
       await kinesis.close();

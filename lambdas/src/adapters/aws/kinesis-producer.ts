@@ -3,8 +3,48 @@
  * (the API's limit), resending exactly the entries the service rejected (throughput exceeded) with
  * a growing pause, so every record is sent once accepted.
  */
-import { type KinesisClient, PutRecordsCommand, type PutRecordsRequestEntry } from '@aws-sdk/client-kinesis';
+import http from 'node:http';
+import {
+  CreateStreamCommand,
+  DescribeStreamSummaryCommand,
+  KinesisClient,
+  PutRecordsCommand,
+  type PutRecordsRequestEntry,
+} from '@aws-sdk/client-kinesis';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { ErrorKind, FloeError } from '../../errors.ts';
+
+export type { KinesisClient } from '@aws-sdk/client-kinesis';
+
+/**
+ * A Kinesis client for AWS (the SDK's default credentials; region from the argument or the
+ * environment), or for a local endpoint such as kinesalite (dummy credentials, HTTP/1.1 only).
+ */
+export function createKinesisClient(opts: { endpoint?: string; region?: string } = {}): KinesisClient {
+  const region = opts.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
+  if (opts.endpoint === undefined) return new KinesisClient({ region });
+  return new KinesisClient({
+    region,
+    endpoint: opts.endpoint,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    // kinesalite speaks HTTP/1.1 only.
+    requestHandler: new NodeHttpHandler({ httpAgent: new http.Agent({ keepAlive: true, maxSockets: 32 }) }),
+  });
+}
+
+/** Creates a stream and waits until it is ACTIVE (local streams: a few polls). */
+export async function createStream(client: KinesisClient, streamName: string, shards: number): Promise<void> {
+  await client.send(new CreateStreamCommand({ StreamName: streamName, ShardCount: shards }));
+  for (let i = 0; i < 100; i++) {
+    const d = await client.send(new DescribeStreamSummaryCommand({ StreamName: streamName }));
+    if (d.StreamDescriptionSummary?.StreamStatus === 'ACTIVE') return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new FloeError(ErrorKind.Unexpected, `Kinesis stream ${streamName} did not become ACTIVE`, {
+    retryable: true,
+    context: { streamName },
+  });
+}
 
 export interface ProducerRecord {
   readonly data: Uint8Array;

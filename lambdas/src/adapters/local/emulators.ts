@@ -6,8 +6,9 @@
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { KinesisClient } from '@aws-sdk/client-kinesis';
+import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { createKinesisClient } from '../aws/kinesis-producer.ts';
 
 interface EmulatorServer {
   listen(port: number, host: string, cb: (err?: Error) => void): void;
@@ -57,20 +58,15 @@ async function start<C extends { destroy(): void }>(
   };
 }
 
-export function startKinesalite(
-  opts: { port?: number; region?: string } = {},
-): Promise<Emulator<KinesisClient>> {
+export type KinesisEmulator = Emulator<KinesisClient>;
+export type DynamoEmulator = Emulator<DynamoDBClient>;
+
+export function startKinesalite(opts: { port?: number; region?: string } = {}): Promise<KinesisEmulator> {
   return start(
     'kinesalite',
     { createStreamMs: 0, deleteStreamMs: 0, updateStreamMs: 0, shardLimit: 100 },
     opts.port,
-    (endpoint) =>
-      new KinesisClient({
-        endpoint,
-        region: opts.region ?? 'us-east-1',
-        credentials: LOCAL_CREDENTIALS,
-        requestHandler: handler(),
-      }),
+    (endpoint) => createKinesisClient({ endpoint, region: opts.region ?? 'us-east-1' }),
   );
 }
 
