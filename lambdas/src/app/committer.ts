@@ -25,7 +25,7 @@ import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
 import type { StructType } from '../iceberg/types.ts';
 import type { Row } from '../iceberg/values.ts';
 import type { LoadedTable } from '../ports/catalog.ts';
-import { type DeadLetterRecord, type DeadLetterStore, deadLetterRecord } from '../ports/dead-letters.ts';
+import { type DeadLetterRecord, type DeadLetterStore, streamDeadLetter } from '../ports/dead-letters.ts';
 import { compareSequence, type Ledger, type LedgerEntry, unbrokenRun } from '../ports/ledger.ts';
 import type { Lease, Lock } from '../ports/lock.ts';
 import type { SchemaRegistry } from '../ports/schema-registry.ts';
@@ -636,23 +636,10 @@ function pendingDeadLetter(
   detail: string,
 ): DeadLetterRecord {
   const r = item.record;
-  const text = cfg.format === 'json' || r.value !== undefined;
-  return deadLetterRecord(
-    {
-      source: item.shardId,
-      line: 0,
-      reason,
-      detail,
-      table,
-      raw: text ? (r.value ?? new TextDecoder().decode(r.data)) : '',
-    },
-    {
-      shardId: item.shardId,
-      sequenceNumber: r.sequenceNumber,
-      partitionKey: r.partitionKey,
-      arrivalTimeMs: r.arrivalMs,
-      ...(text ? {} : { rawBase64: Buffer.from(r.data).toString('base64') }),
-    },
+  const text = r.value ?? (cfg.format === 'json' ? new TextDecoder().decode(r.data) : undefined);
+  return streamDeadLetter(
+    { ...r, shardId: item.shardId },
+    { line: 0, reason, detail, table, ...(text === undefined ? {} : { text }) },
   );
 }
 

@@ -28,7 +28,7 @@ import type { Row } from '../iceberg/values.ts';
 import { supportsColumnar } from '../parquet/index.ts';
 import type { Catalog, LoadedTable, TableIdentifier } from '../ports/catalog.ts';
 import type { Clock, Ids } from '../ports/clock.ts';
-import { type DeadLetterRecord, type DeadLetterStore, deadLetterRecord } from '../ports/dead-letters.ts';
+import { type DeadLetterRecord, type DeadLetterStore, streamDeadLetter } from '../ports/dead-letters.ts';
 import { compareSequence, type Ledger, type LedgerFile, padSequence } from '../ports/ledger.ts';
 import type { ObjectStore } from '../ports/object-store.ts';
 import type { SchemaRegistry } from '../ports/schema-registry.ts';
@@ -114,8 +114,8 @@ interface AvroItem {
 
 interface TableWork {
   readonly table: string;
-  readonly json: PendingRecord[];
-  readonly avro: AvroItem[];
+  json: PendingRecord[];
+  avro: AvroItem[];
   /** JSON records that field lists changed: index → the record to write. */
   readonly transformed: Map<number, string>;
 }
@@ -137,22 +137,14 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
     table?: string,
   ): DeadLetterRecord => {
     const r = records[i]!;
-    const text = cfg.format === 'json';
-    return deadLetterRecord(
+    return streamDeadLetter(
+      { ...r, shardId },
       {
-        source: shardId,
         line: i + 1,
         reason,
         detail,
         ...(table === undefined ? {} : { table }),
-        raw: text ? utf8.decode(r.data) : '',
-      },
-      {
-        shardId,
-        sequenceNumber: r.sequenceNumber,
-        partitionKey: r.partitionKey,
-        arrivalTimeMs: r.arrivalMs,
-        ...(text ? {} : { rawBase64: Buffer.from(r.data).toString('base64') }),
+        ...(cfg.format === 'json' ? { text: utf8.decode(r.data) } : {}),
       },
     );
   };
@@ -294,8 +286,8 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
       }
     }
     skipped += before - json.length - avro.length;
-    w.json.splice(0, w.json.length, ...json);
-    w.avro.splice(0, w.avro.length, ...avro);
+    w.json = json;
+    w.avro = avro;
   }
   // Dead letters first (deterministic keys: a retry overwrites), so they exist before any entry.
   await putAll(deps.deadLetters, dead);
@@ -305,14 +297,21 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
   const queue = [...work.values()].sort((a, b) => (a.table < b.table ? -1 : 1));
   const runOne = async (w: TableWork) => {
     const columnar = fast?.tables.get(w.table);
-    const indices = [
-      ...w.json.map((p) => p.seq),
-      ...w.avro.map((a) => a.index),
-      ...(columnar?.seqList ?? []),
-    ];
-    if (indices.length === 0) return;
-    const first = Math.min(...indices);
-    const last = Math.max(...indices);
+    // The table's records in this batch: where its entry starts and ends, and the oldest arrival.
+    let count = 0;
+    let first = Number.POSITIVE_INFINITY;
+    let last = -1;
+    let oldestArrival = Number.POSITIVE_INFINITY;
+    const see = (i: number) => {
+      count++;
+      if (i < first) first = i;
+      if (i > last) last = i;
+      if (records[i]!.arrivalMs < oldestArrival) oldestArrival = records[i]!.arrivalMs;
+    };
+    for (const p of w.json) see(p.seq);
+    for (const a of w.avro) see(a.index);
+    for (const i of columnar?.seqList ?? []) see(i);
+    if (count === 0) return;
     const staged: string[] = [];
     let entryTried = false;
     try {
@@ -329,14 +328,14 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
           previousLastSequence: tails.get(w.table) ?? null,
           files: out.files,
           records: out.rows + out.pending,
-          oldestArrivalMs: Math.max(0, Math.floor(Math.min(...indices.map((i) => records[i]!.arrivalMs)))),
+          oldestArrivalMs: Math.max(0, Math.floor(oldestArrival)),
           createdAtMs: deps.clock.nowMs(),
           status: 'staged',
         });
       }
       results.push({
         table: w.table,
-        records: indices.length,
+        records: count,
         rows: out.rows,
         pending: out.pending,
         dataFiles: out.files.filter((f) => f.kind === 'data').length,

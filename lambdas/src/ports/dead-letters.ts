@@ -98,6 +98,43 @@ export function deadLetterRecord(
   return { ...record, key: deadLetterKey(record) };
 }
 
+/** A stream record as a dead letter needs it: its position and its original bytes. */
+export interface StreamRecordRef {
+  readonly shardId: string;
+  readonly sequenceNumber: string;
+  readonly partitionKey: string;
+  readonly arrivalMs: number;
+  readonly data: Uint8Array;
+}
+
+/**
+ * The dead letter of a stream record: keyed by shard and sequence number, with its partition key
+ * and arrival time; `text` (JSON records, or a reshaped record's JSON) is kept as `raw`, anything
+ * else (GSR-framed Avro) as `rawBase64` of the original bytes.
+ */
+export function streamDeadLetter(
+  r: StreamRecordRef,
+  d: Pick<DeadLetter, 'reason' | 'detail' | 'table'> & { readonly line: number; readonly text?: string },
+): DeadLetterRecord {
+  return deadLetterRecord(
+    {
+      source: r.shardId,
+      line: d.line,
+      reason: d.reason,
+      detail: d.detail,
+      ...(d.table === undefined ? {} : { table: d.table }),
+      raw: d.text ?? '',
+    },
+    {
+      shardId: r.shardId,
+      sequenceNumber: r.sequenceNumber,
+      partitionKey: r.partitionKey,
+      arrivalTimeMs: r.arrivalMs,
+      ...(d.text === undefined ? { rawBase64: Buffer.from(r.data).toString('base64') } : {}),
+    },
+  );
+}
+
 const KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /** True for a key `deadLetterKey` can produce (safe as an object name on every store). */
