@@ -3,7 +3,7 @@ import { gunzipSync } from 'node:zlib';
 import { ErrorKind, FloeError } from '../errors.ts';
 import { parseTableMetadata, type TableMetadata } from '../iceberg/table-metadata.ts';
 import { type TableIdentifier, tableIdToString } from '../ports/catalog.ts';
-import type { ObjectStore } from '../ports/object-store.ts';
+import { deleteQuietly as deleteAllQuietly, type ObjectStore } from '../ports/object-store.ts';
 
 const JAVA_VERSION = /^(\d+)-[^/]*$/;
 const HADOOP_VERSION = /^v(\d+)\.(?:gz\.)?metadata\.json(?:\.gz)?$/;
@@ -81,9 +81,5 @@ export async function readMetadata(
  * cleanup (or S3 Tables' unreferenced-file removal) finds it anyway.
  */
 export async function deleteQuietly(store: ObjectStore, uri: string): Promise<void> {
-  try {
-    await store.delete(uri);
-  } catch {
-    // best effort, see above
-  }
+  await deleteAllQuietly(store, [uri]);
 }

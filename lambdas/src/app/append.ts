@@ -16,7 +16,7 @@ import { currentSnapshot } from '../iceberg/table-metadata.ts';
 import type { Catalog, LoadedTable, TableIdentifier } from '../ports/catalog.ts';
 import { tableIdToString } from '../ports/catalog.ts';
 import type { Clock, Ids } from '../ports/clock.ts';
-import type { ObjectStore } from '../ports/object-store.ts';
+import { deleteQuietly, type ObjectStore } from '../ports/object-store.ts';
 import {
   type ManifestIo,
   mergeManifests,
@@ -149,7 +149,7 @@ export async function commitAppend(deps: CommitDeps, req: AppendRequest): Promis
       // Only a conflict says for sure that the swap did not happen; after any other failure the new
       // metadata may be live and reference these files, so they stay (an orphan is harmless).
       if (isFloeError(e, ErrorKind.CommitConflict)) {
-        await Promise.all(attemptFiles.map((f) => deps.store.delete(f).catch(() => undefined)));
+        await deleteQuietly(deps.store, attemptFiles);
       }
       if (!isFloeError(e, ErrorKind.CommitConflict) || attempt >= maxAttempts) {
         if (isFloeError(e, ErrorKind.CommitConflict)) {
@@ -239,7 +239,10 @@ async function cleanUpOldMetadata(
   if ((m.properties['write.metadata.delete-after-commit.enabled'] ?? 'false') !== 'true') return;
   const kept = new Set([committed.metadataLocation, ...m['metadata-log'].map((e) => e['metadata-file'])]);
   const before = [base.metadataLocation, ...base.metadata['metadata-log'].map((e) => e['metadata-file'])];
-  await Promise.all(before.filter((f) => !kept.has(f)).map((f) => store.delete(f).catch(() => undefined)));
+  await deleteQuietly(
+    store,
+    before.filter((f) => !kept.has(f)),
+  );
 }
 
 function backoffMs(attempt: number): number {

@@ -28,12 +28,14 @@ import type { LoadedTable } from '../ports/catalog.ts';
 import { type DeadLetterRecord, type DeadLetterStore, streamDeadLetter } from '../ports/dead-letters.ts';
 import { compareSequence, type Ledger, type LedgerEntry, unbrokenRun } from '../ports/ledger.ts';
 import type { Lease, Lock } from '../ports/lock.ts';
+import { deleteQuietly } from '../ports/object-store.ts';
 import type { SchemaRegistry } from '../ports/schema-registry.ts';
 import { type DecodedAvro, decodeJsonRecord, decodeRecord } from '../records/decode.ts';
 import { type JsonObject, parseJsonRecord } from '../records/json-line.ts';
 import { StructInferrer } from '../schema/infer.ts';
 import { ProjectFailure, projectRow } from '../schema/project.ts';
 import { type CommitDeps, commitAppend } from './append.ts';
+import { forEachBounded } from './bounded.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 import { loadDeps, registryOf, tableId } from './ingest.ts';
 import {
@@ -159,7 +161,7 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
         const runs = await readRuns(deps, table, shards, watermark);
         const key = `${runsKey(runs)}|${base.metadata['current-schema-id']}/${base.metadata['last-column-id']}/${base.metadata['default-spec-id']}|${encodeWatermark(watermark)}`;
         if (last?.key === key) return last.prepared;
-        if (last) await deleteQuietly(deps, last.written);
+        if (last) await deleteQuietly(deps.store, last.written);
         const built = await build(deps, base, runs, watermark, fragments);
         last = { ...built.info, key, prepared: built.prepared };
         return built.prepared;
@@ -168,7 +170,7 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
     // What the table now holds (an attempt with entries always commits: it moves the watermark).
     const committedWm = last?.watermark ?? (await readWatermark(deps.store, result.table.metadata));
     await markDone(deps, table, shards, committedWm);
-    if (last && (result.snapshot || last.entries > 0)) await deleteQuietly(deps, last.pendingFiles);
+    if (last && (result.snapshot || last.entries > 0)) await deleteQuietly(deps.store, last.pendingFiles);
     const status = last && last.entries > 0 ? 'committed' : 'nothing-to-commit';
     return {
       table,
@@ -187,7 +189,7 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
     };
   } catch (error) {
     // A conflict budget spent or a lost lease: whatever this run wrote is referenced by no commit.
-    if (last && !isUncertain(error)) await deleteQuietly(deps, last.written);
+    if (last && !isUncertain(error)) await deleteQuietly(deps.store, last.written);
     return { ...empty, created, status: 'failed', error, durationMs: deps.clock.nowMs() - started };
   } finally {
     await deps.lock.release(lease).catch(() => undefined);
@@ -220,21 +222,17 @@ export interface RunOptions {
 /** One committer run: every table with staged work, in parallel up to `concurrency`. */
 export async function runCommitter(deps: CommitterDeps, opts: RunOptions = {}): Promise<CommitterRun> {
   const tables = await deps.ledger.tablesWithStagedWork();
-  const queue = [...tables];
   const results: TableCommitResult[] = [];
   const deferred: string[] = [];
-  const worker = async () => {
-    for (let t = queue.shift(); t !== undefined; t = queue.shift()) {
-      if (opts.startDeadlineMs !== undefined && deps.clock.nowMs() >= opts.startDeadlineMs) {
-        deferred.push(t, ...queue.splice(0));
-        return;
-      }
-      const r = await commitTable(deps, t);
-      results.push(r);
-      opts.onTable?.(r);
+  await forEachBounded(tables, opts.concurrency ?? 4, async (t) => {
+    if (opts.startDeadlineMs !== undefined && deps.clock.nowMs() >= opts.startDeadlineMs) {
+      deferred.push(t);
+      return;
     }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 4) }, worker));
+    const r = await commitTable(deps, t);
+    results.push(r);
+    opts.onTable?.(r);
+  });
   return { tables: results.sort((a, b) => (a.table < b.table ? -1 : 1)), deferred: deferred.sort() };
 }
 
@@ -607,7 +605,7 @@ async function settleWithoutTable(
     ),
   );
   await deleteQuietly(
-    deps,
+    deps.store,
     entries.flatMap((e) => e.files.map((f) => f.uri)),
   );
   return { status: 'nothing-to-commit', entries: entries.length, deadLetters: counts };
@@ -641,8 +639,4 @@ function pendingDeadLetter(
     { ...r, shardId: item.shardId },
     { line: 0, reason, detail, table, ...(text === undefined ? {} : { text }) },
   );
-}
-
-async function deleteQuietly(deps: CommitterDeps, uris: readonly string[]): Promise<void> {
-  await Promise.all(uris.map((u) => deps.store.delete(u).catch(() => undefined)));
 }

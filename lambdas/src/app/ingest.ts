@@ -30,7 +30,7 @@ import type { Catalog, LoadedTable, TableIdentifier } from '../ports/catalog.ts'
 import type { Clock, Ids } from '../ports/clock.ts';
 import { type DeadLetterRecord, type DeadLetterStore, streamDeadLetter } from '../ports/dead-letters.ts';
 import { compareSequence, type Ledger, type LedgerFile, padSequence } from '../ports/ledger.ts';
-import type { ObjectStore } from '../ports/object-store.ts';
+import { deleteQuietly, type ObjectStore } from '../ports/object-store.ts';
 import type { SchemaRegistry } from '../ports/schema-registry.ts';
 import { type DecodedAvro, decodeJsonRecord, decodeRecord } from '../records/decode.ts';
 import { formatJsonRecord, type JsonObject } from '../records/json-line.ts';
@@ -40,6 +40,7 @@ import { compileRouter, type RouteResult, type Router } from '../routing/index.t
 import { compileSchemaNameRouter } from '../routing/route.ts';
 import { StructInferrer } from '../schema/infer.ts';
 import { ProjectFailure, projectRow } from '../schema/project.ts';
+import { forEachBounded } from './bounded.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 import { FastPath, fastRouting, mergeBySeq, reparse, writeColumnarFiles } from './load-columnar.ts';
 import { coercionSummary, groupByPartition, screen, stage, writeGroupFiles } from './load-generic.ts';
@@ -294,7 +295,7 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
 
   // 3. Stage each table and append its ledger entry.
   const results: TableIngest[] = [];
-  const queue = [...work.values()].sort((a, b) => (a.table < b.table ? -1 : 1));
+  const tables = [...work.values()].sort((a, b) => (a.table < b.table ? -1 : 1));
   const runOne = async (w: TableWork) => {
     const columnar = fast?.tables.get(w.table);
     // The table's records in this batch: where its entry starts and ends, and the oldest arrival.
@@ -348,16 +349,13 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
       // Once the entry was sent, only a conflict proves it was not written: otherwise it may name
       // these files, so they stay (the retry skips the records if the entry exists).
       if (!entryTried || isFloeError(error, ErrorKind.CommitConflict)) {
-        await Promise.all(staged.map((f) => deps.store.delete(f).catch(() => undefined)));
+        await deleteQuietly(deps.store, staged);
       }
       deps.tables.invalidate(tableId(cfg, w.table));
       failures.push({ table: w.table, firstSequence: records[first]!.sequenceNumber, error });
     }
   };
-  const workers = Array.from({ length: Math.max(1, deps.concurrency ?? 4) }, async () => {
-    for (let w = queue.shift(); w; w = queue.shift()) await runOne(w);
-  });
-  await Promise.all(workers);
+  await forEachBounded(tables, deps.concurrency ?? 4, runOne);
 
   const failedSequence = failures
     .map((f) => f.firstSequence)

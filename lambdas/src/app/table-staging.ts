@@ -18,6 +18,7 @@ import type { StructType } from '../iceberg/types.ts';
 import type { IcebergValue } from '../iceberg/values.ts';
 import type { DataFileResult } from '../parquet/index.ts';
 import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
+import { deleteQuietly } from '../ports/object-store.ts';
 import { fitToExisting } from '../schema/fit.ts';
 import { type AppendResult, commitAppend, type PreparedAppend } from './append.ts';
 import type { DeadLetter } from './dead-letters.ts';
@@ -57,15 +58,14 @@ export async function commitStaged(
         const m = base.metadata;
         const key = `${m['current-schema-id']}/${m['last-column-id']}/${m['default-spec-id']}/${m['last-partition-id']}`;
         if (last?.key === key) return last.prepared;
-        await Promise.all(files.splice(0).map((f) => deps.store.delete(f).catch(() => undefined)));
+        await deleteQuietly(deps.store, files.splice(0));
         last = { key, ...(await stageFor(base, files)) };
         return last.prepared;
       },
     });
     return { result, ...(last ? { staged: last } : {}) };
   } catch (e) {
-    if (e instanceof UseGenericPath)
-      await Promise.all(files.splice(0).map((f) => deps.store.delete(f).catch(() => undefined)));
+    if (e instanceof UseGenericPath) await deleteQuietly(deps.store, files.splice(0));
     throw e;
   }
 }

@@ -16,3 +16,11 @@ export interface ObjectStore {
   listChildren(prefix: string): Promise<string[]>;
   size(uri: string): Promise<number>;
 }
+
+/**
+ * Deletes objects best effort (orphans of a failed attempt, fragments after their commit): a
+ * leftover is harmless and found by cleanup later, so a failed delete is not an error.
+ */
+export async function deleteQuietly(store: ObjectStore, uris: readonly string[]): Promise<void> {
+  await Promise.all(uris.map((u) => store.delete(u).catch(() => undefined)));
+}
