@@ -18,6 +18,7 @@ import {
   transformToString,
 } from './iceberg/transform.ts';
 import { isPrimitive, parsePrimitive, type StructType } from './iceberg/types.ts';
+import type { TableIdentifier } from './ports/catalog.ts';
 import type { ConsolidationRule } from './routing/consolidate.ts';
 import { DEFAULT_ROUTING, parseTemplate, type RoutingConfig, splitNamespace } from './routing/route.ts';
 import { isLegalTableName } from './routing/table-name.ts';
@@ -121,6 +122,17 @@ export type TypeConflictPolicy = 'dead-letter' | 'coerce';
 export interface TypeConflictConfig {
   readonly default: TypeConflictPolicy;
   readonly tables: Readonly<Record<string, TypeConflictPolicy>>;
+}
+
+/**
+ * The table a routing key names: `name` in the configured namespace, or `namespace.name` when the
+ * rule that routed it has its own namespace (table names never contain a dot).
+ */
+export function tableId(config: FloeConfig, key: string): TableIdentifier {
+  const dot = key.indexOf('.');
+  return dot < 0
+    ? { namespace: config.namespace, name: key }
+    : { namespace: key.slice(0, dot), name: key.slice(dot + 1) };
 }
 
 /** A routing key's table name without a rule's namespace (`rides.activity` → `activity`). */

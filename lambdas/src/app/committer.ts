@@ -14,6 +14,7 @@ import {
   hasRecordRules,
   hintsFor,
   partitionCandidatesFor,
+  tableId,
   typeConflictFor,
 } from '../config.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
@@ -37,7 +38,7 @@ import { ProjectFailure, projectRow } from '../schema/project.ts';
 import { type CommitDeps, commitAppend } from './append.ts';
 import { forEachBounded } from './bounded.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
-import { loadDeps, registryOf, tableId } from './ingest.ts';
+import { loadDeps, registryOf } from './ingest.ts';
 import {
   coercionSummary,
   convertRecords,

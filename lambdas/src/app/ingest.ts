@@ -18,6 +18,7 @@ import {
   hasRecordRules,
   hintsFor,
   partitionCandidatesFor,
+  tableId,
   typeConflictFor,
 } from '../config.ts';
 import { ErrorKind, isFloeError } from '../errors.ts';
@@ -26,7 +27,7 @@ import type { DataFile } from '../iceberg/manifest/types.ts';
 import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
 import type { Row } from '../iceberg/values.ts';
 import { supportsColumnar } from '../parquet/index.ts';
-import type { Catalog, LoadedTable, TableIdentifier } from '../ports/catalog.ts';
+import type { Catalog, LoadedTable } from '../ports/catalog.ts';
 import type { Clock, Ids } from '../ports/clock.ts';
 import { type DeadLetterRecord, type DeadLetterStore, streamDeadLetter } from '../ports/dead-letters.ts';
 import { compareSequence, type Ledger, type LedgerFile, padSequence } from '../ports/ledger.ts';
@@ -603,17 +604,6 @@ function avroFits(
     else conflicts.push([a.index, ok]);
   }
   return { fitting, conflicts };
-}
-
-/**
- * The table a routing key names: `name` in the configured namespace, or `namespace.name` when the
- * rule that routed it has its own namespace (table names never contain a dot).
- */
-export function tableId(cfg: FloeConfig, table: string): TableIdentifier {
-  const dot = table.indexOf('.');
-  return dot < 0
-    ? { namespace: cfg.namespace, name: table }
-    : { namespace: table.slice(0, dot), name: table.slice(dot + 1) };
 }
 
 /** The load path's deps for the staging helpers both apps share (dead letters are handled by the caller). */

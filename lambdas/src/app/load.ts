@@ -1,9 +1,8 @@
-import { hasRecordRules } from '../config.ts';
+import { hasRecordRules, tableId } from '../config.ts';
 import { JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
 import { compileConsolidation } from '../routing/consolidate.ts';
 import { compileRouter, type RouteResult } from '../routing/index.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
-import { tableId } from './ingest.ts';
 import { FastPath, fastRouting, loadTableColumnar, mergeBySeq, reparse } from './load-columnar.ts';
 import { loadTable } from './load-generic.ts';
 import type {

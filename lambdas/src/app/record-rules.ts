@@ -10,7 +10,7 @@
  * fields count; a key holding only nulls, empty arrays or empty objects adds none).
  */
 
-import { anchoredRegExp, type FieldRules, type FloeConfig, fieldRulesFor } from '../config.ts';
+import { anchoredRegExp, type FieldRules, type FloeConfig, fieldRulesFor, tableId } from '../config.ts';
 import { ErrorKind, isFloeError } from '../errors.ts';
 import type { Schema } from '../iceberg/schema.ts';
 import { currentSchema } from '../iceberg/table-metadata.ts';
@@ -260,11 +260,7 @@ export class RecordRules {
   private async columnsOf(table: string): Promise<Set<string>> {
     let c = this.columns.get(table);
     if (c === undefined) {
-      const dot = table.indexOf('.');
-      const id =
-        dot < 0
-          ? { namespace: this.cfg.namespace, name: table }
-          : { namespace: table.slice(0, dot), name: table.slice(dot + 1) };
+      const id = tableId(this.cfg, table);
       c = (await this.catalog.tableExists(id))
         ? schemaColumnPaths(currentSchema((await this.catalog.loadTable(id)).metadata))
         : new Set<string>();
