@@ -489,7 +489,10 @@ export function fieldRulesFor(config: FloeConfig, table: string): FieldRules {
   );
 }
 
-/** True when any field list or guard is configured (the load then takes the generic path only). */
+/**
+ * True when any field list, guard or consolidation rule is configured: they judge or reshape whole
+ * records, so the load and the ingest then take the generic path only.
+ */
 export function hasRecordRules(config: FloeConfig): boolean {
   const f = config.fields;
   const g = config.guards;

@@ -138,14 +138,17 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
   let lease: Lease = lease0;
   let created = false;
   let last: (Prepared & { prepared: Awaited<ReturnType<typeof build>>['prepared'] }) | undefined;
-  const fragments = new Map<string, Promise<FragmentRecord[]>>();
   try {
+    const pending: PendingSource = {
+      fragments: new Map(),
+      rules: hasRecordRules(cfg) ? await RecordRules.create(cfg, deps.catalog) : undefined,
+    };
     const shards = await deps.ledger.shardsWithStagedWork(table);
     if (shards.length === 0)
       return { ...empty, status: 'nothing-to-commit', durationMs: deps.clock.nowMs() - started };
     if (!(await deps.catalog.tableExists(id))) {
       const runs = await readRuns(deps, table, shards, new Map());
-      const decoded = await decodePending(deps, table, runs, fragments);
+      const decoded = await decodePending(deps, table, runs, pending);
       const type = await creationType(deps, table, decoded);
       if (type) created = await createTable(loadDeps(deps), id, type, partitionCandidatesFor(cfg, table));
       else {
@@ -163,7 +166,7 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
         const key = `${runsKey(runs)}|${base.metadata['current-schema-id']}/${base.metadata['last-column-id']}/${base.metadata['default-spec-id']}|${encodeWatermark(watermark)}`;
         if (last?.key === key) return last.prepared;
         if (last) await deleteQuietly(deps.store, last.written);
-        const built = await build(deps, base, runs, watermark, fragments);
+        const built = await build(deps, base, runs, watermark, pending);
         last = { ...built.info, key, prepared: built.prepared };
         return built.prepared;
       },
@@ -301,12 +304,22 @@ type Decoded =
       readonly detail: string;
     };
 
+/** What one table's commit reads pending records with, kept across its attempts. */
+interface PendingSource {
+  /** Fragments by location (immutable: read once). */
+  readonly fragments: Map<string, Promise<FragmentRecord[]>>;
+  /** Field lists, to reshape Avro rows as the ingest did (undefined: none configured). */
+  readonly rules: RecordRules | undefined;
+}
+
 async function decodePending(
   deps: CommitterDeps,
   table: string,
   runs: ReadonlyMap<string, LedgerEntry[]>,
-  cache: Map<string, Promise<FragmentRecord[]>>,
+  source: PendingSource,
 ): Promise<Decoded[]> {
+  const cache = source.fragments;
+  const rules = source.rules;
   const items: PendingItem[] = [];
   for (const [shardId, run] of runs) {
     for (const e of run) {
@@ -322,7 +335,6 @@ async function decodePending(
     }
   }
   const out: Decoded[] = [];
-  const rules = hasRecordRules(deps.config) ? await RecordRules.create(deps.config, deps.catalog) : undefined;
   for (const item of items) {
     const r = item.record;
     if (r.value !== undefined) {
@@ -394,7 +406,7 @@ async function build(
   base: LoadedTable,
   runs: ReadonlyMap<string, LedgerEntry[]>,
   watermark: Map<string, string>,
-  fragments: Map<string, Promise<FragmentRecord[]>>,
+  pending: PendingSource,
 ) {
   const cfg = deps.config;
   const table = base.id.name;
@@ -418,7 +430,7 @@ async function build(
   };
 
   // Pending records: decode, screen, evolve the table for them.
-  const decoded = await decodePending(deps, table, runs, fragments);
+  const decoded = await decodePending(deps, table, runs, pending);
   const jsonItems = decoded.filter((d): d is Extract<Decoded, { kind: 'json' }> => d.kind === 'json');
   const avroItems = decoded.filter((d): d is Extract<Decoded, { kind: 'avro' }> => d.kind === 'avro');
   for (const d of decoded) if (d.kind === 'bad') letter(d.item, d.reason, d.detail);
