@@ -1,5 +1,5 @@
 /**
- * Loading the checked-in Iceberg fixture tables (/work/shared/fixtures/iceberg/<name>/).
+ * Loading the checked-in Iceberg fixture tables (test/fixtures/iceberg/<name>/).
  *
  * Their metadata points at the writer's original locations: absolute (`s3a://hyperparam-iceberg/...`,
  * `s3://...`) or relative to the upstream repository root (`data/persistent/...`, `lineitem_iceberg/...`).
@@ -8,14 +8,12 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseTableMetadata, type TableMetadata } from '../../lambdas/src/iceberg/table-metadata.ts';
 import { IcebergQueryEngine } from '../../lambdas/src/query/engine.ts';
 
-// shared/ sits beside the repository (in CI too: a read-only copy next to the fresh clone).
-export const FIXTURES_ROOT =
-  process.env.FLOE_ICEBERG_FIXTURES ??
-  fileURLToPath(new URL('../../../shared/fixtures/iceberg', import.meta.url));
+import { FIXTURES_ROOT } from './fixture-root.ts';
+
+export { FIXTURES_ROOT };
 
 export interface FixtureTable {
   readonly name: string;

@@ -14,8 +14,9 @@ import {
   snapshotById,
   specById,
 } from '../../../lambdas/src/iceberg/table-metadata.ts';
+import { FIXTURES_ROOT } from '../../helpers/fixture-root.ts';
 
-const ROOT = process.env.FLOE_ICEBERG_FIXTURES ?? '/work/shared/fixtures/iceberg';
+const ROOT = FIXTURES_ROOT;
 const EXAMPLES = join(ROOT, 'metadata-json-examples');
 
 /** The files metadata-json-examples/README.md lists as rejected (Java or iceberg-rust). */

@@ -13,8 +13,9 @@ import {
   type ManifestFile,
   readManifestList,
 } from '../../../../lambdas/src/iceberg/manifest/index.ts';
+import { FIXTURES_ROOT } from '../../../helpers/fixture-root.ts';
 
-const ROOT = '/work/shared/fixtures/iceberg';
+const ROOT = FIXTURES_ROOT;
 const tables = readdirSync(ROOT).filter((t) => existsSync(join(ROOT, t, 'metadata')));
 const avroFiles = tables.flatMap((t) =>
   readdirSync(join(ROOT, t, 'metadata'))

@@ -15,9 +15,10 @@ import {
 import type { PartitionSpec } from '../../../../lambdas/src/iceberg/partition-spec.ts';
 import { schemaFromJson } from '../../../../lambdas/src/iceberg/schema.ts';
 import { field, struct, T } from '../../../../lambdas/src/iceberg/types.ts';
+import { FIXTURES_ROOT } from '../../../helpers/fixture-root.ts';
 import { SYNC } from './samples.ts';
 
-const F = '/work/shared/fixtures/iceberg';
+const F = FIXTURES_ROOT;
 const header = (p: string) => {
   const d = decodeAvroContainer(readFileSync(`${F}/${p}`));
   return { avro: JSON.stringify(d.schemaJson), meta: d.metadata };
