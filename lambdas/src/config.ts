@@ -52,6 +52,9 @@ export interface PartitioningConfig {
  * - `keep`: these paths are required. The record is not changed, but one that lacks any of them
  *   (absent, or `null`) is dead-lettered with reason `missing-kept-field`, so a table never
  *   receives a row without its key fields.
+ *
+ * A table's effective rules compose its scope with the global one ({@link composeFieldRules}),
+ * so they may hold all three lists.
  */
 export interface FieldRules {
   readonly keep?: readonly string[];
@@ -59,9 +62,9 @@ export interface FieldRules {
   readonly only?: readonly string[];
 }
 
-/** Field lists: the global scope and per-table scopes; a table's scope replaces the global one. */
+/** Field lists: the global scope and per-table scopes; a table's scope adds to the global one. */
 export interface FieldsConfig extends FieldRules {
-  /** Per table; `{}` exempts a table from the global rules. */
+  /** Per table, composed with the global scope by {@link composeFieldRules}. */
   readonly tables: Readonly<Record<string, FieldRules>>;
 }
 
@@ -324,26 +327,42 @@ function optional<K extends string, V>(key: K, v: V | undefined): { [P in K]?: V
 
 function fieldRulesAt(scope: string, v: unknown, allowed: readonly string[]): FieldRules {
   const o = objectAt(scope, v, allowed);
-  const given = FIELD_RULE_KEYS.filter((k) => o[k] !== undefined);
+  const out: { keep?: string[]; drop?: string[]; only?: string[] } = {};
+  for (const k of FIELD_RULE_KEYS) if (o[k] !== undefined) out[k] = fieldPathsAt(`${scope}.${k}`, o[k]);
+  const given = FIELD_RULE_KEYS.filter((k) => out[k] !== undefined);
   if (given.length > 1) {
+    const [a, b] = given as [FieldRuleKey, FieldRuleKey];
     invalid(
       scope,
-      `'${given[0]}' and '${given[1]}' are mutually exclusive (at most one of keep, drop, only per scope)`,
+      `'${a}' and '${b}' are mutually exclusive (at most one of keep, drop, only per scope)${overlapNote(a, out[a]!, b, out[b]!)}`,
       Object.fromEntries(given.map((k) => [k, o[k]])),
     );
   }
-  const out: { keep?: string[]; drop?: string[]; only?: string[] } = {};
-  for (const k of given) {
-    const key = `${scope}.${k}`;
-    const list = stringListAt(key, o[k]);
-    if (list.length === 0) invalid(key, 'expected at least one field path', o[k]);
-    list.forEach((p, i) => {
-      if (p.length > 4096 || !p.split('.').every(isLegalColumnName))
-        invalid(`${key}[${i}]`, 'expected a dotted path of lower-case column names [a-z0-9_]', p);
-    });
-    out[k] = [...new Set(list)];
-  }
   return out;
+}
+
+type FieldRuleKey = (typeof FIELD_RULE_KEYS)[number];
+
+function fieldPathsAt(key: string, v: unknown): string[] {
+  const list = stringListAt(key, v);
+  if (list.length === 0) invalid(key, 'expected at least one field path', v);
+  list.forEach((p, i) => {
+    if (p.length > 4096 || !p.split('.').every(isLegalColumnName))
+      invalid(`${key}[${i}]`, 'expected a dotted path of lower-case column names [a-z0-9_]', p);
+  });
+  return [...new Set(list)];
+}
+
+/** Names the field two lists of one scope both reach, so the error says which field clashes. */
+function overlapNote(a: string, as: readonly string[], b: string, bs: readonly string[]): string {
+  for (const p of as) {
+    for (const q of bs) {
+      if (p === q) return `; '${p}' is in both`;
+      if (isWithin(p, q)) return `; ${a} '${p}' lies within ${b} '${q}'`;
+      if (isWithin(q, p)) return `; ${b} '${q}' lies within ${a} '${p}'`;
+    }
+  }
+  return '';
 }
 
 function parseFields(v: unknown): FieldsConfig | undefined {
@@ -353,11 +372,133 @@ function parseFields(v: unknown): FieldsConfig | undefined {
   const tables: Record<string, FieldRules> = {};
   if (o.tables !== undefined) {
     for (const [table, rules] of Object.entries(objectAt('fields.tables', o.tables))) {
-      tableNameAt(`fields.tables.${table}`, table);
-      tables[table] = fieldRulesAt(`fields.tables.${table}`, rules, FIELD_RULE_KEYS);
+      const scope = `fields.tables.${table}`;
+      tableNameAt(scope, table);
+      tables[table] = fieldRulesAt(scope, rules, FIELD_RULE_KEYS);
+      checkComposable(scope, global, tables[table]);
     }
   }
   return { ...global, tables };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Composing a table's field rules with the global ones
+
+/** Whether dotted `path` is `root` or lies below it (`a.b` is within `a`; `ab` is not). */
+function isWithin(path: string, root: string): boolean {
+  return path === root || path.startsWith(`${root}.`);
+}
+
+/** Whether one path lies within the other: a projection to one keeps part of the other. */
+function isRelated(a: string, b: string): boolean {
+  return isWithin(a, b) || isWithin(b, a);
+}
+
+/**
+ * A table's effective field rules: its scope added to the global one (README "Field lists").
+ *
+ * - `keep`: the union, every listed path is required.
+ * - `drop`: the union, except a global path the table names exactly in its `keep` or `only` (an
+ *   explicit re-admission; naming a parent or a child re-admits nothing).
+ * - `only`: the global list narrowed by the table's (of each pair of related paths, the deeper);
+ *   either one alone applies as it is. A table never widens the global `only`.
+ */
+export function composeFieldRules(global: FieldRules, table: FieldRules): FieldRules {
+  const named = new Set([...(table.keep ?? []), ...(table.only ?? [])]);
+  const globalDrop = global.drop?.filter((p) => !named.has(p));
+  return {
+    ...optional('keep', union(global.keep, table.keep)),
+    ...optional('drop', union(globalDrop, table.drop)),
+    ...optional('only', narrowedOnly(global.only, table.only)),
+  };
+}
+
+function union(a: readonly string[] = [], b: readonly string[] = []): readonly string[] | undefined {
+  const all = new Set([...a, ...b]);
+  return all.size === 0 ? undefined : [...all];
+}
+
+/** The paths both lists admit; `undefined` when neither restricts. */
+function narrowedOnly(global?: readonly string[], table?: readonly string[]): readonly string[] | undefined {
+  if (global === undefined || table === undefined) return table ?? global;
+  const out = new Set<string>();
+  for (const t of table) {
+    for (const g of global) {
+      if (isWithin(t, g)) out.add(t);
+      else if (isWithin(g, t)) out.add(g);
+    }
+  }
+  return [...out];
+}
+
+/**
+ * Rejects a table scope that contradicts the global one once composed: a listed path that could
+ * never take effect, or one that would dead-letter every record of the table.
+ */
+function checkComposable(scope: string, global: FieldRules, table: FieldRules): void {
+  checkWholeReadmissions(scope, global.drop ?? [], table);
+  checkDropsSpareGlobalKeep(scope, global.keep ?? [], table.drop ?? []);
+  if (global.only !== undefined) checkWithinGlobalOnly(scope, global.only, table);
+  if (table.only !== undefined) checkOnlyAdmitsGlobalKeep(scope, global.keep ?? [], table.only);
+}
+
+/** A globally dropped path is re-admitted whole or not at all: a path inside it is a mistake. */
+function checkWholeReadmissions(scope: string, globalDrop: readonly string[], table: FieldRules): void {
+  const named = [...(table.keep ?? []), ...(table.only ?? [])];
+  const stillDropped = globalDrop.filter((d) => !named.includes(d));
+  for (const k of ['keep', 'only'] as const) {
+    table[k]?.forEach((p, i) => {
+      const d = stillDropped.find((d) => isWithin(p, d));
+      if (d !== undefined)
+        invalid(
+          `${scope}.${k}[${i}]`,
+          `lies inside '${d}', which the global 'fields.drop' removes; a table re-admits a dropped path only whole (list '${d}' itself)`,
+          p,
+        );
+    });
+  }
+}
+
+/** A table cannot drop what the global `keep` requires: every record would be dead-lettered. */
+function checkDropsSpareGlobalKeep(
+  scope: string,
+  globalKeep: readonly string[],
+  drop: readonly string[],
+): void {
+  drop.forEach((d, i) => {
+    const k = globalKeep.find((k) => isWithin(k, d));
+    if (k !== undefined)
+      invalid(
+        `${scope}.drop[${i}]`,
+        `removes '${k}', which the global 'fields.keep' requires (every record would be dead-lettered)`,
+        d,
+      );
+  });
+}
+
+/** The global `only` is a ceiling: a table path outside it could never land. */
+function checkWithinGlobalOnly(scope: string, globalOnly: readonly string[], table: FieldRules): void {
+  for (const k of ['keep', 'only'] as const) {
+    table[k]?.forEach((p, i) => {
+      if (!globalOnly.some((g) => isRelated(p, g)))
+        invalid(
+          `${scope}.${k}[${i}]`,
+          `lies outside the global 'fields.only' (${globalOnly.join(', ')}); a table can narrow it, never widen it`,
+          p,
+        );
+    });
+  }
+}
+
+/** A table's `only` must admit what the global `keep` requires, or every record is dead-lettered. */
+function checkOnlyAdmitsGlobalKeep(
+  scope: string,
+  globalKeep: readonly string[],
+  only: readonly string[],
+): void {
+  const left = globalKeep.find((k) => !only.some((p) => isRelated(k, p)));
+  if (left !== undefined)
+    invalid(`${scope}.only`, `leaves out '${left}', which the global 'fields.keep' requires (add it)`, only);
 }
 
 function positiveIntAt(key: string, v: unknown): number {
@@ -475,18 +616,14 @@ export function anchoredRegExp(source: string): RegExp {
   return new RegExp(`^(?:${source})$`);
 }
 
-/** The field rules for `table`: its own scope if configured, else the global one. */
+/** The field rules for `table`: the global scope with the table's own added (see {@link composeFieldRules}). */
 export function fieldRulesFor(config: FloeConfig, table: string): FieldRules {
-  table = bareTableName(table);
   const f = config.fields;
   if (f === undefined) return {};
-  return (
-    f.tables[table] ?? {
-      ...(f.keep ? { keep: f.keep } : {}),
-      ...(f.drop ? { drop: f.drop } : {}),
-      ...(f.only ? { only: f.only } : {}),
-    }
-  );
+  const { tables, ...global } = f;
+  const name = bareTableName(table);
+  // Own keys only: a table named `constructor` must not pick up Object.prototype's.
+  return composeFieldRules(global, Object.hasOwn(tables, name) ? tables[name]! : {});
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   anchoredRegExp,
+  composeFieldRules,
   DEFAULT_TABLE_PROPERTIES,
   fieldRulesFor,
   hasRecordRules,
@@ -232,7 +233,7 @@ describe('partitionFieldsFor (the sample rule)', () => {
 });
 
 describe('fields (keep / drop / only) and guards', () => {
-  it('absent by default; parsed with per-table scopes; a table scope replaces the global one', () => {
+  it('absent by default; parsed with per-table scopes; a table scope adds to the global one', () => {
     expect(parseConfig({}).fields).toBeUndefined();
     expect(parseConfig({}).guards).toBeUndefined();
     expect(hasRecordRules(parseConfig({}))).toBe(false);
@@ -254,8 +255,9 @@ describe('fields (keep / drop / only) and guards', () => {
       maxNestingDepth: 4,
     });
     expect(fieldRulesFor(c, 'order_events')).toEqual({ drop: ['secret', 'metadata.source'] });
-    expect(fieldRulesFor(c, 'audit_events')).toEqual({ only: ['id'] });
-    expect(fieldRulesFor(c, 'raw_events')).toEqual({});
+    expect(fieldRulesFor(c, 'audit_events')).toEqual({ drop: ['secret', 'metadata.source'], only: ['id'] });
+    // An empty scope no longer exempts a table: the global drop still applies.
+    expect(fieldRulesFor(c, 'raw_events')).toEqual({ drop: ['secret', 'metadata.source'] });
     expect(hasRecordRules(c)).toBe(true);
     expect(hasRecordRules(parseConfig({ guards: {} }))).toBe(false);
     expect(hasRecordRules(parseConfig({ fields: { keep: ['id'] } }))).toBe(true);
@@ -270,6 +272,18 @@ describe('fields (keep / drop / only) and guards', () => {
     expect(t.message).toContain("'drop' and 'only'");
     // Global and per-table scopes may differ.
     expect(() => parseConfig({ fields: { keep: ['a'], tables: { orders: { drop: ['b'] } } } })).not.toThrow();
+  });
+
+  it('a contradiction within one scope names the table, the field and both keys', () => {
+    const same = configError({
+      fields: { tables: { orders: { keep: ['id', 'secret'], drop: ['secret'] } } },
+    });
+    expect(same.message).toContain("config key 'fields.tables.orders'");
+    expect(same.message).toContain("'keep' and 'drop' are mutually exclusive");
+    expect(same.message).toContain("'secret' is in both");
+    const nested = configError({ fields: { only: ['payload'], drop: ['payload.secret'] } });
+    expect(nested.message).toContain("config key 'fields'");
+    expect(nested.message).toContain("drop 'payload.secret' lies within only 'payload'");
   });
 
   it.each([
@@ -311,5 +325,160 @@ describe('fields (keep / drop / only) and guards', () => {
     expect(re.test('click')).toBe(true);
     expect(re.test('orders')).toBe(false);
     expect(re.test('xclick')).toBe(false);
+  });
+});
+
+describe('fields: a table scope composes with the global one', () => {
+  const rulesOf = (fields: unknown, table = 'orders') => fieldRulesFor(parseConfig({ fields }), table);
+
+  it.each([
+    [
+      'keep + keep: both required',
+      { keep: ['id'], tables: { orders: { keep: ['customer.id'] } } },
+      { keep: ['id', 'customer.id'] },
+    ],
+    [
+      'drop + drop: both dropped',
+      { drop: ['secret'], tables: { orders: { drop: ['debug'] } } },
+      { drop: ['secret', 'debug'] },
+    ],
+    [
+      'drop + keep of another field: the global drop stays',
+      { drop: ['secret'], tables: { orders: { keep: ['id'] } } },
+      { keep: ['id'], drop: ['secret'] },
+    ],
+    [
+      'drop + only of other fields: the global drop stays',
+      { drop: ['secret'], tables: { orders: { only: ['id'] } } },
+      { drop: ['secret'], only: ['id'] },
+    ],
+    [
+      'drop + empty scope: the global drop stays',
+      { drop: ['secret'], tables: { orders: {} } },
+      { drop: ['secret'] },
+    ],
+    [
+      'drop + keep naming it: re-admitted',
+      { drop: ['secret', 'pin'], tables: { orders: { keep: ['secret'] } } },
+      { keep: ['secret'], drop: ['pin'] },
+    ],
+    [
+      'drop + only naming it: re-admitted',
+      { drop: ['secret'], tables: { orders: { only: ['secret', 'who'] } } },
+      { only: ['secret', 'who'] },
+    ],
+    [
+      'drop of a child + only of its parent: not re-admitted',
+      { drop: ['payload.secret'], tables: { orders: { only: ['payload'] } } },
+      { drop: ['payload.secret'], only: ['payload'] },
+    ],
+    [
+      'drop + keep of the path and a child: re-admitted whole',
+      { drop: ['payload'], tables: { orders: { keep: ['payload', 'payload.id'] } } },
+      { keep: ['payload', 'payload.id'] },
+    ],
+    [
+      'only + only: narrowed to what both admit',
+      { only: ['id', 'payload'], tables: { orders: { only: ['payload.a', 'id'] } } },
+      { only: ['payload.a', 'id'] },
+    ],
+    [
+      'only + a wider table only: the global bound holds',
+      { only: ['id', 'payload.a'], tables: { orders: { only: ['payload'] } } },
+      { only: ['payload.a'] },
+    ],
+    [
+      'only + drop: the table removes from the allowed paths',
+      { only: ['id', 'a'], tables: { orders: { drop: ['a'] } } },
+      { drop: ['a'], only: ['id', 'a'] },
+    ],
+    [
+      'only + keep inside it',
+      { only: ['id', 'a'], tables: { orders: { keep: ['id'] } } },
+      { keep: ['id'], only: ['id', 'a'] },
+    ],
+    [
+      'keep + only admitting it',
+      { keep: ['id'], tables: { orders: { only: ['id', 'x'] } } },
+      { keep: ['id'], only: ['id', 'x'] },
+    ],
+    [
+      'keep + drop of another field',
+      { keep: ['id'], tables: { orders: { drop: ['x'] } } },
+      { keep: ['id'], drop: ['x'] },
+    ],
+    [
+      'no table scope: the global rules',
+      { drop: ['secret'], tables: { other: { keep: ['secret'] } } },
+      { drop: ['secret'] },
+    ],
+  ])('%s', (_name, fields, want) => {
+    expect(rulesOf(fields)).toEqual(want);
+  });
+
+  it('a rule namespace is ignored; a table named like an Object.prototype key gets the global rules', () => {
+    const fields = { drop: ['secret'], tables: { orders: { keep: ['secret'] } } };
+    expect(rulesOf(fields, 'analytics.orders')).toEqual({ keep: ['secret'] });
+    expect(rulesOf(fields, 'constructor')).toEqual({ drop: ['secret'] });
+    expect(rulesOf(fields, 'analytics.constructor')).toEqual({ drop: ['secret'] });
+  });
+
+  it('composes any two scopes, duplicates once', () => {
+    expect(
+      composeFieldRules(
+        { keep: ['id'], drop: ['secret', 'pin'] },
+        { keep: ['id', 'secret'], drop: ['pin', 'x'] },
+      ),
+    ).toEqual({ keep: ['id', 'secret'], drop: ['pin', 'x'] });
+    expect(composeFieldRules({}, {})).toEqual({});
+  });
+
+  it.each([
+    [
+      'a child of a globally dropped path (keep)',
+      { drop: ['payload'], tables: { orders: { keep: ['payload.id'] } } },
+      "'fields.tables.orders.keep[0]'",
+      ["lies inside 'payload'", "'fields.drop'", '"payload.id"'],
+    ],
+    [
+      'a child of a globally dropped path (only)',
+      { drop: ['payload'], tables: { orders: { only: ['id', 'payload.id'] } } },
+      "'fields.tables.orders.only[1]'",
+      ["lies inside 'payload'", '"payload.id"'],
+    ],
+    [
+      'a table drop of a globally kept field',
+      { keep: ['id'], tables: { orders: { drop: ['id'] } } },
+      "'fields.tables.orders.drop[0]'",
+      ["removes 'id'", "'fields.keep'"],
+    ],
+    [
+      'a table drop of the parent of a globally kept field',
+      { keep: ['customer.id'], tables: { orders: { drop: ['customer'] } } },
+      "'fields.tables.orders.drop[0]'",
+      ["removes 'customer.id'", '"customer"'],
+    ],
+    [
+      'a table only outside the global only',
+      { only: ['id', 'a'], tables: { orders: { only: ['a', 'b'] } } },
+      "'fields.tables.orders.only[1]'",
+      ["outside the global 'fields.only' (id, a)", '"b"'],
+    ],
+    [
+      'a table keep outside the global only',
+      { only: ['id'], tables: { orders: { keep: ['x'] } } },
+      "'fields.tables.orders.keep[0]'",
+      ["outside the global 'fields.only'", '"x"'],
+    ],
+    [
+      'a table only leaving out a globally kept field',
+      { keep: ['id'], tables: { orders: { only: ['x'] } } },
+      "'fields.tables.orders.only'",
+      ["leaves out 'id'", "'fields.keep'"],
+    ],
+  ])('rejects %s, naming the table, the field and the keys', (_name, fields, key, parts) => {
+    const e = configError({ fields });
+    expect(e.message).toContain(`config key ${key}`);
+    for (const p of parts) expect(e.message).toContain(p);
   });
 });

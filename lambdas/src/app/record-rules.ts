@@ -8,6 +8,9 @@
  * other check; a record's columns count against `maxColumnsPerTable` only once it is admitted.
  * Columns are counted from the record as conservatively as inference would add them (nested
  * fields count; a key holding only nulls, empty arrays or empty objects adds none).
+ *
+ * A table's field lists are the global ones composed with its own (`composeFieldRules` in
+ * config.ts); every caller (load, ingest, committer; JSON and Avro) gets them from `fieldsFor`.
  */
 
 import { anchoredRegExp, type FieldRules, type FloeConfig, fieldRulesFor, tableId } from '../config.ts';
@@ -248,6 +251,7 @@ export class RecordRules {
     return new RecordRules(cfg, catalog, existing);
   }
 
+  /** The table's composed field rules (global plus its own), compiled once per table. */
   private fieldsFor(table: string): CompiledFields {
     let f = this.fields.get(table);
     if (f === undefined) {
@@ -338,9 +342,11 @@ export class RecordRules {
       ) as TypedRuleResult;
     }
     const shaped = this.shapedStruct(struct, table);
+    const shapedRow = shaped === struct ? row : (projectTypedValue(row, shaped) as Row);
     const f = this.fieldsFor(table);
     if (f.keep) {
-      const missing = f.keep.filter((p) => !hasTypedValueAt(row, p, 0));
+      // Judged on the reshaped row, as for JSON: a kept field must be there after drop / only.
+      const missing = f.keep.filter((p) => !hasTypedValueAt(shapedRow, p, 0));
       if (missing.length > 0) {
         return fail(
           DeadLetterReason.MissingKeptField,
@@ -375,11 +381,7 @@ export class RecordRules {
       for (const p of added) have.add(p);
     }
     if (newTable) this.tables.add(table);
-    return {
-      ok: true,
-      struct: shaped,
-      row: shaped === struct ? row : (projectTypedValue(row, shaped) as Row),
-    };
+    return { ok: true, struct: shaped, row: shapedRow };
   }
 
   /** Only the field lists of `checkTyped` (the committer reshapes pending rows the ingest admitted). */
