@@ -187,9 +187,13 @@ function scratch(depth: number, index: number, n: number): Val[] {
 }
 
 function clearScratch(): void {
+  // Both levels are sparse (a list element at depth 2 with nothing scratched at depth 1, a
+  // struct's third child used before its first), so holes are skipped.
   for (const level of scratchPool) {
+    if (level === undefined) continue;
     for (let j = 0; j < level.length; j++) {
-      const a = level[j]!;
+      const a = level[j];
+      if (a === undefined) continue;
       // Drop very large arrays instead of keeping them for the next file.
       if (a.length > 1 << 20) level[j] = [];
       else a.fill(undefined);

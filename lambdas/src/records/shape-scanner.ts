@@ -40,6 +40,9 @@ interface Edge {
 
 interface TrieNode {
   readonly edges: Edge[];
+  /** Where this node was reached from, and by which key (none for a close node): the record so far. */
+  readonly parent?: TrieNode;
+  readonly key?: string;
   /** Shape completed at this node (the object closed here). */
   shape?: Shape;
   /** Node reached by closing the current nested object here. */
@@ -94,6 +97,8 @@ export class ShapeScanner {
     let slot = 0;
     let depth = 1;
     let first = true;
+    // Keys of this record so far, built only when a new edge is added (see keysOfRecord).
+    let seenKeys: Set<string> | undefined;
     const values = this.values;
     const kinds = this.kinds;
     for (;;) {
@@ -104,7 +109,7 @@ export class ShapeScanner {
         i++;
         depth--;
         if (depth === 0) break;
-        if (!node.close) node.close = { edges: [] };
+        if (!node.close) node.close = { edges: [], parent: node };
         node = node.close;
         first = false;
         continue;
@@ -125,6 +130,7 @@ export class ShapeScanner {
       }
       if (edge) {
         i += edge.prefix.length;
+        seenKeys?.add(edge.key);
       } else {
         const close = indexOfByte(buf, 34, i + 1, end);
         if (close < 0) return undefined;
@@ -135,8 +141,10 @@ export class ShapeScanner {
         j++;
         if (this.shapes >= this.maxShapes) return undefined;
         // A key repeated within one object is the generic parser's business (collision rules).
-        if (keysBefore(node, this.root, key)) return undefined;
-        edge = { prefix: buf.slice(i, j), key, node: { edges: [] } };
+        seenKeys ??= keysOfRecord(node);
+        if (seenKeys.has(key)) return undefined;
+        seenKeys.add(key);
+        edge = { prefix: buf.slice(i, j), key, node: { edges: [], parent: node, key } };
         node.edges.push(edge);
         i = j;
       }
@@ -377,25 +385,12 @@ function skipWs(s: Uint8Array, i: number, end: number): number {
 }
 
 /**
- * True when `key` already occurs on the trie path from the root to `node` (the record so far).
- * Conservative: the same key in an enclosing or sibling object also counts, and such records go
- * to the generic parser. Runs only when a new edge is added, so its cost does not matter.
+ * The keys on the trie path from the root to `node` (the record so far). Conservative: the same
+ * key in an enclosing or sibling object also counts, and such records go to the generic parser.
+ * Built once per record, at its first new edge, by walking parent links: linear in the record.
  */
-function keysBefore(node: TrieNode, root: TrieNode, key: string): boolean {
-  return hasKeyOnPath(root, node, key, []);
-}
-
-function hasKeyOnPath(from: TrieNode, target: TrieNode, key: string, seen: string[]): boolean {
-  if (from === target) return seen.includes(key);
-  for (const e of from.edges) {
-    if (reaches(e.node, target)) return hasKeyOnPath(e.node, target, key, [...seen, e.key]);
-  }
-  if (from.close && reaches(from.close, target)) return hasKeyOnPath(from.close, target, key, seen);
-  return false;
-}
-
-function reaches(from: TrieNode, target: TrieNode): boolean {
-  if (from === target) return true;
-  for (const e of from.edges) if (reaches(e.node, target)) return true;
-  return from.close ? reaches(from.close, target) : false;
+function keysOfRecord(node: TrieNode): Set<string> {
+  const keys = new Set<string>();
+  for (let n: TrieNode | undefined = node; n; n = n.parent) if (n.key !== undefined) keys.add(n.key);
+  return keys;
 }
