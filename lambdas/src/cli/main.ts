@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { isFloeError } from '../errors.ts';
 import type { LoadedTable } from '../ports/catalog.ts';
 import { describeReport, snapshotsReport, tablesReport } from './inspect.ts';
+import { EXIT_LINES_SKIPPED } from './send-report.ts';
 import { DEFAULT_WAREHOUSE, looksLikePath, openTablePath, openWarehouse, resolveTable } from './warehouse.ts';
 
 const WAREHOUSE_HELP = `warehouse folder (default: $FLOE_WAREHOUSE or ${DEFAULT_WAREHOUSE})`;
@@ -177,6 +178,41 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .action(async (opts) => {
       const { generateCommand } = await import('./generate-command.ts');
       await generateCommand(opts, out);
+    });
+
+  program
+    .command('send')
+    .description(
+      'put each line of NDJSON files, byte for byte, as one record into a Kinesis stream (local or AWS)',
+    )
+    .argument('<files...>', 'NDJSON files (one event per line; malformed lines are sent too)')
+    .option('--stream <name>', 'stream name (default: floe-events, the stream `floe local up` creates)')
+    .option('--endpoint <url>', 'Kinesis endpoint of a local stack (see `floe local up`); default: AWS')
+    .option('--region <region>', 'AWS region (default: $AWS_REGION)')
+    .option(
+      '--partition-key-field <field>',
+      "partition key: this top-level field's value when a line has it (1–256 characters), else a hash of the line",
+    )
+    .option('-q, --quiet', 'no progress output')
+    .addHelpText(
+      'after',
+      `
+Blank lines are skipped. Without --partition-key-field (or when a line lacks a usable value) the
+key is the first 32 hex digits of the SHA-256 of the line's bytes, so equal lines share a shard.
+A line over the 1 MiB record limit (data + partition key) is reported with its file and line,
+skipped, and the rest are sent.
+
+Exit codes: 0 every line sent; ${EXIT_LINES_SKIPPED} some lines skipped (the rest were sent); 1 an error.
+
+Examples:
+  floe send events.ndjson --endpoint http://127.0.0.1:4567          # into \`floe local up\`
+  floe send day1.ndjson day2.ndjson --partition-key-field event_id --endpoint http://127.0.0.1:4567
+  AWS_REGION=eu-west-1 floe send events.ndjson --stream <StreamName>  # a deployed stack`,
+    )
+    .action(async (files: string[], opts) => {
+      const { sendCommand } = await import('./send-command.ts');
+      const report = await sendCommand(files, opts, out);
+      if (report.exitCode !== 0) process.exitCode = report.exitCode;
     });
 
   const local = program

@@ -1,7 +1,7 @@
 /**
- * Puts records into a Kinesis stream (a real one, or kinesalite): PutRecords in chunks of 500
- * (the API's limit), resending exactly the entries the service rejected (throughput exceeded) with
- * a growing pause, so every record is sent once accepted.
+ * Puts records into a Kinesis stream (a real one, or kinesalite): PutRecords in requests of at most
+ * 500 records and 5 MiB (the API's limits), resending exactly the entries the service rejected
+ * (throughput exceeded) with a growing pause, so every record is sent once accepted.
  */
 import http from 'node:http';
 import {
@@ -13,6 +13,8 @@ import {
 } from '@aws-sdk/client-kinesis';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { ErrorKind, FloeError } from '../../errors.ts';
+import { splitIntoRequests } from '../../records/kinesis-batches.ts';
+import { isRetryable, messageOf, nameOf } from './sdk-errors.ts';
 
 export type { KinesisClient } from '@aws-sdk/client-kinesis';
 
@@ -59,6 +61,11 @@ export interface PutOutcome {
 
 const MAX_ATTEMPTS = 20;
 
+/**
+ * Sends `records` in order, split into requests within the PutRecords limits. Records must each
+ * be within the 1 MiB record limit (see `KINESIS_LIMITS`); the service rejects a request holding
+ * a larger one.
+ */
 export async function putRecords(
   client: KinesisClient,
   streamName: string,
@@ -66,12 +73,13 @@ export async function putRecords(
   sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
 ): Promise<PutOutcome> {
   let resent = 0;
-  for (let i = 0; i < records.length; i += 500) {
-    let entries: PutRecordsRequestEntry[] = records
-      .slice(i, i + 500)
-      .map((r) => ({ Data: r.data, PartitionKey: r.partitionKey }));
+  for (const request of splitIntoRequests(records)) {
+    let entries: PutRecordsRequestEntry[] = request.map((r) => ({
+      Data: r.data,
+      PartitionKey: r.partitionKey,
+    }));
     for (let attempt = 1; entries.length > 0; attempt++) {
-      const out = await client.send(new PutRecordsCommand({ StreamName: streamName, Records: entries }));
+      const out = await send(client, streamName, entries);
       const failed = entries.filter((_, j) => Boolean(out.Records?.[j]?.ErrorCode));
       if (failed.length === 0) break;
       if (attempt >= MAX_ATTEMPTS) {
@@ -91,4 +99,27 @@ export async function putRecords(
     }
   }
   return { sent: records.length, resent };
+}
+
+/** One PutRecords call; a failed call becomes a FloeError naming the stream (one clear CLI line). */
+async function send(client: KinesisClient, streamName: string, entries: PutRecordsRequestEntry[]) {
+  try {
+    return await client.send(new PutRecordsCommand({ StreamName: streamName, Records: entries }));
+  } catch (e) {
+    const name = nameOf(e);
+    if (name === 'ResourceNotFoundException')
+      throw new FloeError(
+        ErrorKind.NotFound,
+        `Kinesis stream ${streamName} does not exist (${messageOf(e)})`,
+        {
+          cause: e,
+          context: { streamName },
+        },
+      );
+    throw new FloeError(
+      ErrorKind.Unexpected,
+      `PutRecords to Kinesis stream ${streamName} failed: ${name ? `${name}: ` : ''}${messageOf(e)}`,
+      { cause: e, retryable: isRetryable(e), context: { streamName } },
+    );
+  }
 }
