@@ -5,6 +5,7 @@
 import { ErrorKind, FloeError } from '../errors.ts';
 import { compareValues, toBinary } from './conversions.ts';
 import type { FieldSummary } from './manifest/types.ts';
+import { partitionPathOf } from './partition-path.ts';
 import { isUnpartitioned, type PartitionField, type PartitionSpec } from './partition-spec.ts';
 import { type IndexedField, indexById, type Schema } from './schema.ts';
 import {
@@ -180,21 +181,12 @@ export function partitionKey(tuple: readonly IcebergValue[]): string {
   return tuple.map(keyPart).join(',');
 }
 
-const URL_SAFE = /[A-Za-z0-9.\-*_]/;
-const utf8 = new TextEncoder();
+export { urlEncode } from './partition-path.ts';
 
-/** `java.net.URLEncoder.encode(s, UTF_8)`: space → `+`, unreserved `.-*_` kept, rest `%XX`. */
-export function urlEncode(s: string): string {
-  let out = '';
-  for (const ch of s) {
-    if (ch === ' ') out += '+';
-    else if (URL_SAFE.test(ch)) out += ch;
-    else for (const b of utf8.encode(ch)) out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out;
-}
-
-/** Data-file directory for a partition tuple: `name=value/...` URL-encoded; '' when unpartitioned. */
+/**
+ * Data-file directory for a partition tuple: Java's `name=value/...`, URL-encoded, overlong
+ * segments shortened (see `partition-path.ts`); '' when unpartitioned.
+ */
 export function partitionPath(spec: PartitionSpec, schema: Schema, tuple: readonly IcebergValue[]): string {
   if (isUnpartitioned(spec)) return '';
   const fields = resolved(spec, schema);
@@ -204,12 +196,9 @@ export function partitionPath(spec: PartitionSpec, schema: Schema, tuple: readon
       `partition tuple has ${tuple.length} values, spec has ${fields.length} fields`,
     );
   }
-  return fields
-    .map(
-      (r, i) =>
-        `${urlEncode(r.field.name)}=${urlEncode(partitionValueToPath(r.transform, r.resultType, tuple[i]))}`,
-    )
-    .join('/');
+  return partitionPathOf(
+    fields.map((r, i) => [r.field.name, partitionValueToPath(r.transform, r.resultType, tuple[i])] as const),
+  );
 }
 
 /**

@@ -4,7 +4,7 @@
  * URIs are `s3://bucket/key` (`s3a://` and `s3n://`, as Spark and Hadoop write them, are accepted
  * too; listed URIs keep the scheme of the prefix they were listed under). The key is the raw text
  * after `bucket/`: no percent-decoding, as Iceberg writes locations (`s3://b/a b.parquet` is the
- * key `a b.parquet`).
+ * key `a b.parquet`, and a partition folder Java-escaped as `region=eu%2Fwest` is that text).
  *
  * Prefixes of `list` and `listChildren` are folders: `list('s3://b/t/data')` lists the keys under
  * `t/data/`, never `t/data2/…`, which matches the local filesystem store. Zero-byte "folder marker"

@@ -17,6 +17,48 @@ export interface LocalRoot {
   readonly dir: string;
 }
 
+/**
+ * Escapes of bytes a file name cannot hold (`/`, NUL; `\` on Windows) are kept as written, not
+ * decoded: a partition folder escaped as Java does (`region=eu%2Fwest`) is one folder of exactly
+ * that name, as Java's Hadoop FileIO and S3 store it, not a folder `west` inside `region=eu`. Every
+ * other escape is decoded, as file URLs always were here (a warehouse in `my dir` is
+ * `file:///…/my%20dir`), so existing warehouses keep their files.
+ */
+const KEPT_ESCAPE = process.platform === 'win32' ? /%(?:2f|5c|00)/gi : /%(?:2f|00)/gi;
+const KEPT_ESCAPE_ENCODED = process.platform === 'win32' ? /%25(2f|5c|00)/gi : /%25(2f|00)/gi;
+
+/** Escapes `%` of the kept escapes, so a URL decoder leaves them as text. */
+function protectKept(uri: string): string {
+  return uri.replace(KEPT_ESCAPE, (m) => `%25${m.slice(1)}`);
+}
+
+/**
+ * Inverse of `protectKept` on an encoded name: a literal `%2F` in a file name lists as `%2F`, the
+ * form it was written as. In encoder output every `%` starts an escape, so `%252F` can only be
+ * the encoding of the text `%2F`.
+ */
+function unprotectKept(encoded: string): string {
+  return encoded.replace(KEPT_ESCAPE_ENCODED, '%$1');
+}
+
+/** Percent-decodes `text` but the kept escapes; a malformed escape is `DataInvalid`. */
+function decodeKeeping(text: string, uri: string): string {
+  try {
+    return decodeURIComponent(protectKept(text));
+  } catch (e) {
+    throw new FloeError(ErrorKind.DataInvalid, `malformed percent-escape in ${uri}`, { cause: e });
+  }
+}
+
+/** Local path of a `file:` URI, decoded as `decodeKeeping` does. */
+function filePathOf(uri: string): string {
+  try {
+    return fileURLToPath(protectKept(uri));
+  } catch (e) {
+    throw new FloeError(ErrorKind.DataInvalid, `not a local file URI: ${uri}`, { cause: e });
+  }
+}
+
 /** `file:///abs/dir` for a local folder (no trailing slash). */
 export function fileUri(path: string): string {
   return pathToFileURL(path).href.replace(/\/$/, '');
@@ -45,14 +87,14 @@ export class LocalObjectStore implements ObjectStore {
   pathOf(uri: string): string {
     for (const r of this.roots) {
       if (uri === r.prefix || uri.startsWith(`${r.prefix}/`)) {
-        const rest = decodeURIComponent(uri.slice(r.prefix.length + 1));
+        const rest = decodeKeeping(uri.slice(r.prefix.length + 1), uri);
         if (rest.split('/').includes('..')) {
           throw new FloeError(ErrorKind.DataInvalid, `refusing path with '..' in ${uri}`);
         }
         return join(r.dir, rest);
       }
     }
-    if (uri.startsWith('file:')) return fileURLToPath(uri);
+    if (uri.startsWith('file:')) return filePathOf(uri);
     if (uri.startsWith('/')) return uri;
     throw new FloeError(ErrorKind.FeatureUnsupported, `local object store cannot serve ${uri}`);
   }
@@ -61,10 +103,10 @@ export class LocalObjectStore implements ObjectStore {
     for (const r of this.roots) {
       if (like === r.prefix || like.startsWith(`${r.prefix}/`)) {
         const rel = path.slice(r.dir.length).split('/').filter(Boolean).map(encodeURIComponent).join('/');
-        return `${r.prefix}/${rel}`;
+        return `${r.prefix}/${unprotectKept(rel)}`;
       }
     }
-    return like.startsWith('file:') ? pathToFileURL(path).href : path;
+    return like.startsWith('file:') ? unprotectKept(pathToFileURL(path).href) : path;
   }
 
   async get(uri: string): Promise<Uint8Array> {
