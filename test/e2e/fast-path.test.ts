@@ -158,18 +158,35 @@ describe('columnar fast path', () => {
     expect(fast.tables).toEqual(slow.tables);
     expect(fast.dead).toEqual(slow.dead);
     const schema = fast.tables.p_events?.schema as { fields: { name: string; type: unknown }[] };
-    // A value the existing column cannot hold sends the batch to the generic path, which
-    // dead-letters exactly that record.
+    // A value the existing column cannot hold but its promotion can (int → long, decimal
+    // precision) promotes the column on both paths; the fast path handles it itself.
     const overflow = [
       ...later,
-      '{"event_type":"P","id":5,"price":1.5,"qty":3000000000,"code":"D4","ts":"2026-03-05T00:00:00Z"}',
+      '{"event_type":"P","id":5,"price":123456789.5,"qty":3000000000,"code":"D4","ts":"2026-03-05T00:00:00Z"}',
     ];
     const fast2 = await run([first, overflow], true, plain, configFor);
     const slow2 = await run([first, overflow], false, plain, configFor);
-    expect(paths(fast2)).toEqual(['p_events:columnar', 'p_events:generic']);
+    expect(paths(fast2)).toEqual(['p_events:columnar', 'p_events:columnar']);
     expect(fast2.tables).toEqual(slow2.tables);
-    expect(fast2.dead).toEqual(slow2.dead);
-    expect(fast2.dead.map((d) => [d.line, d.reason])).toEqual([[4, 'invalid-value']]);
+    expect(fast2.dead).toEqual([]);
+    expect(slow2.dead).toEqual([]);
+    const promoted = fast2.tables.p_events?.schema as { fields: { name: string; type: unknown }[] };
+    expect(promoted.fields.filter((f) => f.name === 'price' || f.name === 'qty')).toMatchObject([
+      { name: 'price', type: 'decimal(11,2)' },
+      { name: 'qty', type: 'long' },
+    ]);
+    // A value no promotion can hold (a third fractional digit for decimal(10,2)) sends the batch
+    // to the generic path, which dead-letters exactly that record.
+    const unfit = [
+      ...later,
+      '{"event_type":"P","id":5,"price":1.505,"qty":3,"code":"D4","ts":"2026-03-05T00:00:00Z"}',
+    ];
+    const fast3 = await run([first, unfit], true, plain, configFor);
+    const slow3 = await run([first, unfit], false, plain, configFor);
+    expect(paths(fast3)).toEqual(['p_events:columnar', 'p_events:generic']);
+    expect(fast3.tables).toEqual(slow3.tables);
+    expect(fast3.dead).toEqual(slow3.dead);
+    expect(fast3.dead.map((d) => [d.line, d.reason])).toEqual([[4, 'invalid-value']]);
     expect(schema.fields.map((f) => [f.name, f.type])).toEqual([
       ['event_type', 'string'],
       ['id', 'long'],

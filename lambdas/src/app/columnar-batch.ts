@@ -23,11 +23,17 @@ import type { IcebergValue } from '../iceberg/values.ts';
 import type { ColumnarBatch, ColumnarLeaf, ColumnValues } from '../parquet/index.ts';
 import { type Shape, type ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
 import { ConvertFailure, primitiveConverter } from '../schema/convert-primitive.ts';
+import type { ColumnNeeds } from '../schema/fit.ts';
 import { assignIds } from '../schema/infer.ts';
+import { promotionFor, widerOf } from '../schema/promote.ts';
 import { parseDateBytes, parseInstantMicrosBytes } from '../schema/temporal.ts';
 
-/** Rows a new column has room for before it grows (doubling): sized for a typical batch. */
-const INITIAL_ROWS = 8192;
+/**
+ * Rows a new column has room for before it grows (doubling). Small, because a record may bring
+ * thousands of columns (8,192 rows made 16,000 columns of one row take 2 GB); a column of a
+ * 10,000-row batch grows five times, which costs far less than writing it.
+ */
+const INITIAL_ROWS = 256;
 
 const BIT = (k: SlotKind) => 1 << k;
 const STRING = BIT(SlotKind.String);
@@ -270,6 +276,27 @@ export class ColumnarTableBatch {
       return out;
     };
     return assignIds({ kind: 'struct', fields: build(root) });
+  }
+
+  /**
+   * What the numbers in `columns` (dotted paths → the table's `int` / `float` / `decimal` type)
+   * need of them: the promotions of promote.ts, as the generic path measures them.
+   */
+  measureNeeds(columns: ReadonlyMap<string, PrimitiveType>): ColumnNeeds {
+    const needs = new Map<string, PrimitiveType>();
+    for (const [path, column] of columns) {
+      const c = this.columns.get(path);
+      if (!c?.nums) continue;
+      let need: PrimitiveType | undefined;
+      for (let r = 0; r < c.len; r++) {
+        const k = c.rowKinds[r];
+        if (k !== SlotKind.Int && k !== SlotKind.Double) continue;
+        const p = promotionFor(column, c.nums[r]);
+        if (p !== undefined) need = widerOf(need, p);
+      }
+      if (need !== undefined) needs.set(path, need);
+    }
+    return needs;
   }
 
   /**

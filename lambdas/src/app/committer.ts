@@ -33,6 +33,7 @@ import { deleteQuietly } from '../ports/object-store.ts';
 import type { SchemaRegistry } from '../ports/schema-registry.ts';
 import { type DecodedAvro, decodeJsonRecord, decodeRecord } from '../records/decode.ts';
 import { type JsonObject, parseJsonRecord } from '../records/json-line.ts';
+import type { FitOptions } from '../schema/fit.ts';
 import { StructInferrer } from '../schema/infer.ts';
 import { ProjectFailure, projectRow } from '../schema/project.ts';
 import { type CommitDeps, commitAppend } from './append.ts';
@@ -437,20 +438,19 @@ async function build(
   const updates: TableUpdate[] = [];
   const changes: string[] = [];
   let meta = base.metadata;
-  const evolveFor = (type: StructType) => {
-    const ev = evolve({ ...base, metadata: meta }, type, candidates);
+  const evolveFor = (type: StructType, fit: FitOptions) => {
+    const ev = evolve({ ...base, metadata: meta }, type, candidates, fit);
     if (ev.updates.length > 0) {
       updates.push(...ev.updates);
       changes.push(...ev.changes);
       meta = applyUpdates(meta, ev.updates, { nowMs });
     }
   };
-  let accepted: PendingRecord[] = [];
   let coercion: string | undefined;
-  if (jsonItems.length > 0) {
+  /** Screens JSON records (conflicts and values that do not convert become dead letters). */
+  const screenJson = async (records: readonly PendingRecord[]) => {
     const hints = hintsFor(cfg, table);
     const inferrer = () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
-    const records = jsonItems.map((d, i) => pendingRecord(d, i));
     const s = await screen(
       loadDeps(deps),
       base.id,
@@ -462,48 +462,46 @@ async function build(
         coerce: typeConflictFor(cfg, table) === 'coerce',
       },
     );
-    coercion = coercionSummary(s.coerced);
+    coercion ??= coercionSummary(s.coerced);
     for (const d of s.rejected) letter(jsonItems[d.line - 1]!.item, d.reason, d.detail);
-    accepted = s.accepted;
-    if (accepted.length > 0) evolveFor(s.batchType);
-  }
-  const avroOk: Extract<Decoded, { kind: 'avro' }>[] = [];
-  const versionVerdict = new Map<string, string | undefined>();
-  for (const d of avroItems) {
-    const v = d.decoded.schemaVersionId;
-    if (!versionVerdict.has(v)) {
-      try {
-        evolveFor(d.decoded.struct);
-        versionVerdict.set(v, undefined);
-      } catch (e) {
-        if (!isFloeError(e, ErrorKind.SchemaIncompatible)) throw e;
-        versionVerdict.set(
-          v,
-          `table '${table}': schema '${d.decoded.schemaName}' version ${d.decoded.versionNumber}: ${e.message}`,
-        );
+    return s;
+  };
+  let json =
+    jsonItems.length > 0 ? await screenJson(jsonItems.map((d, i) => pendingRecord(d, i))) : undefined;
+  let avro = avroItems;
+
+  // Evolve for the accepted records, then convert them into the evolved schema. A record that
+  // still fails is a dead letter and the evolution is redone without it: dead letters never
+  // shape the table. (Screening converts against the table already, so this rarely repeats.)
+  let schema = currentSchema(meta);
+  let rows: Row[] = [];
+  for (;;) {
+    meta = base.metadata;
+    updates.length = 0;
+    changes.length = 0;
+    if (json && json.accepted.length > 0) evolveFor(json.batchType, json.fit);
+    avro = evolveForAvro(table, avro, (struct) => evolveFor(struct, { declared: true }), letter);
+    schema = currentSchema(meta);
+    const converted = json ? convertRecords(table, schema, json.accepted) : undefined;
+    const struct = schemaStruct(schema);
+    rows = [...(converted?.rows ?? [])];
+    const projected: AvroDecoded[] = [];
+    for (const d of avro) {
+      const row = projectRow(d.decoded.row, struct);
+      if (row instanceof ProjectFailure)
+        letter(d.item, DeadLetterReason.InvalidValue, `table '${table}': column ${row.path}: ${row.why}`);
+      else {
+        rows.push(row);
+        projected.push(d);
       }
     }
-    const why = versionVerdict.get(v);
-    if (why === undefined) avroOk.push(d);
-    else letter(d.item, DeadLetterReason.TypeConflict, why);
+    const failedJson = converted?.rejected ?? [];
+    for (const d of failedJson) letter(jsonItems[d.line - 1]!.item, d.reason, d.detail);
+    if (failedJson.length === 0 && projected.length === avro.length) break;
+    avro = projected;
+    if (converted && failedJson.length > 0) json = await screenJson(converted.kept);
   }
-
-  // Rows in the evolved schema, written with its field ids and the default spec.
-  const schema = currentSchema(meta);
   const spec = defaultSpec(meta);
-  const rows: Row[] = [];
-  if (accepted.length > 0) {
-    const c = convertRecords(table, schema, accepted);
-    for (const d of c.rejected) letter(jsonItems[d.line - 1]!.item, d.reason, d.detail);
-    rows.push(...c.rows);
-  }
-  const struct = schemaStruct(schema);
-  for (const d of avroOk) {
-    const row = projectRow(d.decoded.row, struct);
-    if (row instanceof ProjectFailure)
-      letter(d.item, DeadLetterReason.InvalidValue, `table '${table}': column ${row.path}: ${row.why}`);
-    else rows.push(row);
-  }
   const rewritten =
     rows.length === 0
       ? []
@@ -586,6 +584,42 @@ async function build(
       written,
     },
   };
+}
+
+type AvroDecoded = Extract<Decoded, { kind: 'avro' }>;
+
+/**
+ * Evolves the table for each writer schema version of `items` (once per version; its types are
+ * declared, so a wider one promotes the column) and returns the items whose version joined; the
+ * records of a version that cannot join are type conflicts.
+ */
+function evolveForAvro(
+  table: string,
+  items: readonly AvroDecoded[],
+  evolveFor: (struct: StructType) => void,
+  letter: (item: PendingItem, reason: DeadLetter['reason'], detail: string) => void,
+): AvroDecoded[] {
+  const joined: AvroDecoded[] = [];
+  const verdict = new Map<string, string | undefined>();
+  for (const d of items) {
+    const v = d.decoded.schemaVersionId;
+    if (!verdict.has(v)) {
+      try {
+        evolveFor(d.decoded.struct);
+        verdict.set(v, undefined);
+      } catch (e) {
+        if (!isFloeError(e, ErrorKind.SchemaIncompatible)) throw e;
+        verdict.set(
+          v,
+          `table '${table}': schema '${d.decoded.schemaName}' version ${d.decoded.versionNumber}: ${e.message}`,
+        );
+      }
+    }
+    const why = verdict.get(v);
+    if (why === undefined) joined.push(d);
+    else letter(d.item, DeadLetterReason.TypeConflict, why);
+  }
+  return joined;
 }
 
 /**

@@ -43,7 +43,14 @@ import { StructInferrer } from '../schema/infer.ts';
 import { ProjectFailure, projectRow } from '../schema/project.ts';
 import { forEachBounded } from './bounded.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
-import { FastPath, fastRouting, mergeBySeq, reparse, writeColumnarFiles } from './load-columnar.ts';
+import {
+  columnarFit,
+  FastPath,
+  fastRouting,
+  mergeBySeq,
+  reparse,
+  writeColumnarFiles,
+} from './load-columnar.ts';
 import { coercionSummary, groupByPartition, screen, stage, writeGroupFiles } from './load-generic.ts';
 import type { LoadDeps, PendingRecord } from './load-types.ts';
 import { encodeFragment, type FragmentRecord } from './pending-fragment.ts';
@@ -441,9 +448,10 @@ async function stageTable(
     for (const d of screened.rejected) rejected.push(toLetter(d, d.line - 1));
     const accepted = screened.accepted;
     if (accepted.length > 0) {
-      const fits = base !== undefined && evolve(base, screened.batchType, candidates).updates.length === 0;
+      const fits =
+        base !== undefined && evolve(base, screened.batchType, candidates, screened.fit).updates.length === 0;
       if (fits && base) {
-        const out = await stage(ldeps, base, screened.batchType, candidates, accepted, staged);
+        const out = await stage(ldeps, base, screened.batchType, candidates, accepted, staged, screened.fit);
         for (const d of out.rejected) rejected.push(toLetter(d, d.line - 1));
         noteFiles([...out.prepared.dataFiles], base.metadata['current-schema-id'], out.prepared.specId);
         path = 'generic';
@@ -546,11 +554,18 @@ async function columnarFits(
   staged: string[],
 ): Promise<{ files: DataFile[]; schemaId: number; specId: number } | undefined> {
   const cfg = deps.config;
-  const batchType = columnar.inferType(hintsFor(cfg, base.id.name), cfg.inference.detectTimestamps);
+  const hints = hintsFor(cfg, base.id.name);
+  const batchType = columnar.inferType(hints, cfg.inference.detectTimestamps);
   if (!batchType || batchType.fields.length === 0) return undefined;
   let ev: ReturnType<typeof evolve>;
   try {
-    ev = evolve(base, batchType, candidates);
+    // A promotion the values need is an evolution: those records go pending, like the generic path's.
+    ev = evolve(
+      base,
+      batchType,
+      candidates,
+      columnarFit(currentSchema(base.metadata), columnar, batchType, hints),
+    );
   } catch (e) {
     if (isFloeError(e, ErrorKind.SchemaIncompatible)) return undefined;
     throw e;
@@ -592,7 +607,8 @@ function avroFits(
     let ok = verdict.get(v);
     if (ok === undefined) {
       try {
-        ok = evolve(base, a.decoded.struct, candidates).updates.length === 0;
+        // Writer schemas declare their types: a wider one (int → long) is an evolution.
+        ok = evolve(base, a.decoded.struct, candidates, { declared: true }).updates.length === 0;
       } catch (e) {
         if (!isFloeError(e, ErrorKind.SchemaIncompatible)) throw e;
         ok = `table '${base.id.name}': schema '${a.decoded.schemaName}' version ${a.decoded.versionNumber}: ${e.message}`;

@@ -8,17 +8,24 @@ import { ErrorKind, isFloeError } from '../errors.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
 import type { PartitionSpec } from '../iceberg/partition-spec.ts';
 import { indexById, type Schema, schemaStruct } from '../iceberg/schema.ts';
-import { unionByName } from '../iceberg/schema-evolution.ts';
+import { partitionSourceTransforms, unionByName } from '../iceberg/schema-evolution.ts';
 import type { TableMetadata } from '../iceberg/table-metadata.ts';
 import { currentSchema } from '../iceberg/table-metadata.ts';
 import { parseTransform } from '../iceberg/transform.ts';
-import { isPrimitive } from '../iceberg/types.ts';
+import {
+  isPrimitive,
+  type PrimitiveType,
+  parsePrimitive,
+  type StructType,
+  typeEquals,
+} from '../iceberg/types.ts';
 import { type ColumnarBatch, supportsColumnar, writeColumnarDataFile } from '../parquet/index.ts';
 import type { TableIdentifier } from '../ports/catalog.ts';
 import { type JsonValue, parseJsonRecord } from '../records/json-line.ts';
 import { type Shape, ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
 import type { RouteResult, Router } from '../routing/index.ts';
-import { fitToExisting } from '../schema/fit.ts';
+import { type FitOptions, fitToExisting } from '../schema/fit.ts';
+import { columnNeeds } from '../schema/promote.ts';
 import { ColumnarTableBatch, gatherRows, partitionGroups } from './columnar-batch.ts';
 
 import type { LoadDeps, PendingRecord, TableLoadResult } from './load-types.ts';
@@ -27,6 +34,7 @@ import {
   commitStaged,
   createTable,
   evolve,
+  initialSchema,
   putDataFile,
   settleAll,
   tableResult,
@@ -164,30 +172,44 @@ export async function loadTableColumnar(
   const cfg = deps.config;
   const name = id.name;
   const candidates = partitionCandidatesFor(cfg, name);
-  const batchType = batch.inferType(hintsFor(cfg, name), cfg.inference.detectTimestamps);
+  const hints = hintsFor(cfg, name);
+  const batchType = batch.inferType(hints, cfg.inference.detectTimestamps);
   if (!batchType || batchType.fields.length === 0) return undefined;
   const exists = await deps.catalog.tableExists(id);
+  let fit: FitOptions = {};
   if (exists) {
     const base = await deps.catalog.loadTable(id);
     const current = currentSchema(base.metadata);
+    fit = columnarFit(current, batch, batchType, hints);
     try {
       unionByName(
         current,
-        fitToExisting(schemaStruct(current), batchType),
+        fitToExisting(schemaStruct(current), batchType, fit),
         base.metadata['last-column-id'],
         base.metadata['format-version'],
+        { partitionTransforms: partitionSourceTransforms(base.metadata['partition-specs']) },
       );
     } catch (e) {
       if (isFloeError(e, ErrorKind.SchemaIncompatible)) return undefined;
       throw e;
     }
   }
+  // A new table is created only once every value converts: a batch that falls back to the
+  // generic path must find no table shaped by records it then dead-letters.
+  let converted: { schema: Schema; columns: ColumnarBatch } | undefined;
+  if (!exists) {
+    const schema = initialSchema(batchType);
+    const columns = supportsColumnar(schema) ? batch.toColumnar(schema) : undefined;
+    if (!columns) return undefined;
+    converted = { schema, columns };
+  }
   const created = exists ? false : await createTable(deps, id, batchType, candidates);
   try {
     const committed = await commitStaged(deps, id, async (base, files) => {
-      const ev = evolve(base, batchType, candidates);
+      const ev = evolve(base, batchType, candidates, fit);
       if (!supportsColumnar(ev.schema)) throw new UseGenericPath();
-      const columns = batch.toColumnar(ev.schema);
+      const same = converted && typeEquals(schemaStruct(converted.schema), schemaStruct(ev.schema));
+      const columns = same ? converted?.columns : batch.toColumnar(ev.schema);
       if (!columns) throw new UseGenericPath();
       const dataFiles = await writeColumnarFiles(deps, base.metadata, ev.schema, ev.spec, columns, files);
       return {
@@ -202,6 +224,26 @@ export async function loadTableColumnar(
     if (e instanceof UseGenericPath) return undefined;
     throw e;
   }
+}
+
+/**
+ * What the batch's values (or hints) need of the table's existing columns: the promotions the
+ * generic path would make (see promote.ts), so both paths give the same table.
+ */
+export function columnarFit(
+  current: Schema,
+  batch: ColumnarTableBatch,
+  batchType: StructType,
+  hints: Readonly<Record<string, string>>,
+): FitOptions {
+  const needs = columnNeeds(schemaStruct(current), batchType, hintTypes(hints), (columns) =>
+    batch.measureNeeds(columns),
+  );
+  return needs.size === 0 ? {} : { needs };
+}
+
+function hintTypes(hints: Readonly<Record<string, string>>): Map<string, PrimitiveType> {
+  return new Map(Object.entries(hints).map(([path, type]) => [path, parsePrimitive(type)]));
 }
 
 /** Splits converted columns by partition and writes one Parquet file per partition (and size). */

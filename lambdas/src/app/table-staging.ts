@@ -11,7 +11,7 @@ import { LAST_ADDED, newTableMetadata, type TableUpdate } from '../iceberg/metad
 import type { PartitionSpec } from '../iceberg/partition-spec.ts';
 import { type DesiredPartitionField, evolveSpec, partitionPath } from '../iceberg/partitioning.ts';
 import { type Schema, schemaStruct } from '../iceberg/schema.ts';
-import { assignFreshIds, unionByName } from '../iceberg/schema-evolution.ts';
+import { assignFreshIds, partitionSourceTransforms, unionByName } from '../iceberg/schema-evolution.ts';
 import type { TableMetadata } from '../iceberg/table-metadata.ts';
 import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
 import type { StructType } from '../iceberg/types.ts';
@@ -19,7 +19,7 @@ import type { IcebergValue } from '../iceberg/values.ts';
 import type { DataFileResult } from '../parquet/index.ts';
 import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
 import { deleteQuietly } from '../ports/object-store.ts';
-import { fitToExisting } from '../schema/fit.ts';
+import { type FitOptions, fitToExisting } from '../schema/fit.ts';
 import { type AppendResult, commitAppend, type PreparedAppend } from './append.ts';
 import type { DeadLetter } from './dead-letters.ts';
 
@@ -93,6 +93,12 @@ export function tableResult(
   };
 }
 
+/** The schema a new table gets for a batch: fresh ids 1, 2, … (Java's order). */
+export function initialSchema(batchType: StructType): Schema {
+  let next = 0;
+  return { schemaId: 0, fields: assignFreshIds(batchType, () => ++next).fields };
+}
+
 /** Creates the table with the batch's schema and partition spec; false if someone else won. */
 export async function createTable(
   deps: LoadDeps,
@@ -100,9 +106,7 @@ export async function createTable(
   batchType: StructType,
   candidates: readonly string[],
 ): Promise<boolean> {
-  let next = 0;
-  const fields = assignFreshIds(batchType, () => ++next).fields;
-  const schema: Schema = { schemaId: 0, fields };
+  const schema = initialSchema(batchType);
   const desired = partitionFieldsFor(schemaStruct(schema), candidates);
   const spec: PartitionSpec = {
     'spec-id': 0,
@@ -140,17 +144,26 @@ export interface Evolved {
   readonly specChanged: boolean;
 }
 
-/** Schema and spec evolution of `base` for a batch (metadata-only updates). */
-export function evolve(base: LoadedTable, batchType: StructType, candidates: readonly string[]): Evolved {
+/**
+ * Schema and spec evolution of `base` for a batch (metadata-only updates). `fit` carries what the
+ * batch's values need (promotions) or says its types are declared (Avro), see `fitToExisting`.
+ */
+export function evolve(
+  base: LoadedTable,
+  batchType: StructType,
+  candidates: readonly string[],
+  fit: FitOptions = {},
+): Evolved {
   const m = base.metadata;
   const updates: TableUpdate[] = [];
   const current = currentSchema(m);
   const maxSchemaId = Math.max(...m.schemas.map((s) => s.schemaId));
   // The base may have moved on since the batch was fitted: fit again to what is there now.
-  const fitted = fitToExisting(schemaStruct(current), batchType);
+  const fitted = fitToExisting(schemaStruct(current), batchType, fit);
   const evolved = unionByName(current, fitted, m['last-column-id'], m['format-version'], {
     tableName: base.id.name,
     maxSchemaId,
+    partitionTransforms: partitionSourceTransforms(m['partition-specs']),
   });
   const schema = evolved.schema ?? current;
   if (evolved.schema) {

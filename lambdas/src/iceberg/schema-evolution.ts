@@ -8,9 +8,12 @@
  *   (or carries as optional) becomes optional;
  * - allowed promotions are applied; incoming values of a narrower type that the existing column
  *   can hold (int data for a long column) leave the column unchanged, as Java's union does;
+ * - a promotion is refused for a partition source whose transform would give other results for
+ *   the same values (spec: only `date → timestamp` can, under `identity` or `bucket`);
  * - anything else (string vs long, struct vs primitive, decimal scale change) is rejected.
  */
 import { ErrorKind, FloeError } from '../errors.ts';
+import type { PartitionSpec } from './partition-spec.ts';
 import { highestFieldId, type Schema, schemaStruct } from './schema.ts';
 import {
   type IcebergType,
@@ -47,6 +50,35 @@ export function canPromote(from: PrimitiveType, to: PrimitiveType, formatVersion
     default:
       return false;
   }
+}
+
+/**
+ * Whether promoting a partition source column `from → to` changes what `transform` gives for the
+ * same value, which the spec forbids (old partition values would no longer match their rows).
+ * `int → long`, `float → double` and decimal precision never do: identity keeps the value, bucket
+ * hashes ints as longs and decimals by their unscaled bytes, truncate works on the same integer or
+ * unscaled value. `date → timestamp(_ns)` keeps year / month / day, but not identity or bucket.
+ */
+export function promotionChangesTransform(
+  from: PrimitiveType,
+  to: PrimitiveType,
+  transform: string,
+): boolean {
+  if (from.kind !== 'date' || to.kind === 'date') return false;
+  return !['year', 'month', 'day', 'void'].includes(transform);
+}
+
+/** Partition source field id → the transforms applied to it, across all of a table's specs. */
+export function partitionSourceTransforms(specs: readonly PartitionSpec[]): Map<number, string[]> {
+  const out = new Map<number, string[]>();
+  for (const spec of specs) {
+    for (const f of spec.fields) {
+      const list = out.get(f['source-id']);
+      if (list === undefined) out.set(f['source-id'], [f.transform]);
+      else if (!list.includes(f.transform)) list.push(f.transform);
+    }
+  }
+  return out;
 }
 
 const V3_ONLY: ReadonlySet<string> = new Set(['timestamp_ns', 'timestamptz_ns', 'unknown']);
@@ -119,12 +151,15 @@ export interface UnionByNameOptions {
   readonly tableName?: string;
   /** Highest schema id in the table; the new schema gets this + 1 (default: current's id). */
   readonly maxSchemaId?: number;
+  /** Partition source field id → transforms ({@link partitionSourceTransforms}), to refuse promotions that change them. */
+  readonly partitionTransforms?: ReadonlyMap<number, readonly string[]>;
 }
 
 interface Ctx {
   readonly formatVersion: number;
   readonly prefix: string;
   readonly identifierIds: ReadonlySet<number>;
+  readonly partitionTransforms: ReadonlyMap<number, readonly string[]>;
   readonly changes: string[];
   nextId(): number;
 }
@@ -147,6 +182,7 @@ export function unionByName(
     formatVersion,
     prefix: options.tableName ? `${options.tableName}.` : '',
     identifierIds: new Set(current.identifierFieldIds ?? []),
+    partitionTransforms: options.partitionTransforms ?? new Map(),
     changes: [],
     nextId: () => ++last,
   };
@@ -179,7 +215,7 @@ function mergeStruct(existing: StructType, incoming: StructType, path: string[],
     const i = byName.get(e.name);
     let f = e;
     if (i !== undefined) {
-      const t = mergeType(e.type, i.type, p, ctx);
+      const t = mergeType(e.type, i.type, p, ctx, e.id);
       if (t !== e.type) f = { ...f, type: t };
     }
     if (e.required && (i === undefined || !i.required)) {
@@ -201,7 +237,7 @@ function mergeStruct(existing: StructType, incoming: StructType, path: string[],
   return changed ? { kind: 'struct', fields } : existing;
 }
 
-function mergeType(e: IcebergType, i: IcebergType, path: string[], ctx: Ctx): IcebergType {
+function mergeType(e: IcebergType, i: IcebergType, path: string[], ctx: Ctx, fieldId?: number): IcebergType {
   // All-null data (v3 `unknown`) fits any column.
   if (i.kind === 'unknown' && e.kind !== 'unknown') return e;
   switch (e.kind) {
@@ -237,6 +273,7 @@ function mergeType(e: IcebergType, i: IcebergType, path: string[], ctx: Ctx): Ic
       if (!isPrimitive(i)) throw incompatible(ctx, path, e, i);
       if (typeEquals(e, i)) return e;
       if (canPromote(e, i, ctx.formatVersion)) {
+        checkPartitionSource(ctx, fieldId, path, e, i);
         ctx.changes.push(`promoted column ${show(ctx, path)} from ${typeToString(e)} to ${typeToString(i)}`);
         return i;
       }
@@ -245,6 +282,24 @@ function mergeType(e: IcebergType, i: IcebergType, path: string[], ctx: Ctx): Ic
       throw incompatible(ctx, path, e, i);
     }
   }
+}
+
+function checkPartitionSource(
+  ctx: Ctx,
+  fieldId: number | undefined,
+  path: string[],
+  from: PrimitiveType,
+  to: PrimitiveType,
+): void {
+  const transforms = fieldId === undefined ? undefined : ctx.partitionTransforms.get(fieldId);
+  const changed = transforms?.find((t) => promotionChangesTransform(from, to, t));
+  if (changed === undefined) return;
+  const field = `${ctx.prefix}${path.join('.')}`;
+  throw new FloeError(
+    ErrorKind.SchemaIncompatible,
+    `cannot promote column ${field} from ${typeToString(from)} to ${typeToString(to)}: it is the source of partition transform ${changed}, whose values would change`,
+    { context: { field, existing: typeToString(from), incoming: typeToString(to), transform: changed } },
+  );
 }
 
 function newField(i: NestedField, path: string[], ctx: Ctx): NestedField | undefined {

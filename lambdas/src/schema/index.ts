@@ -18,7 +18,7 @@ export {
   toRow,
   unknownFields,
 } from './convert.ts';
-export { fitToExisting } from './fit.ts';
+export { type ColumnNeeds, type FitOptions, fitToExisting, valueDecidedColumns } from './fit.ts';
 export {
   assignIds,
   conflictFromError,
@@ -33,4 +33,5 @@ export {
   unifyStructs,
   unifyTypes,
 } from './infer.ts';
+export { columnNeeds, measureRecords, promotionFor } from './promote.ts';
 export { daysFromCivil, isInstantString, parseDate, parseTime, parseTimestamp } from './temporal.ts';

@@ -2,7 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type FloeError, isFloeError } from '../../../lambdas/src/errors.ts';
 import { highestFieldId, indexById, type Schema } from '../../../lambdas/src/iceberg/schema.ts';
-import { assignFreshIds, canPromote, unionByName } from '../../../lambdas/src/iceberg/schema-evolution.ts';
+import {
+  assignFreshIds,
+  canPromote,
+  partitionSourceTransforms,
+  promotionChangesTransform,
+  unionByName,
+} from '../../../lambdas/src/iceberg/schema-evolution.ts';
 import {
   decimal,
   field,
@@ -337,5 +343,78 @@ describe('unionByName', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('promotion of a partition source', () => {
+  const table: Schema = {
+    schemaId: 0,
+    fields: [
+      field(1, 'qty', T.int),
+      field(2, 'score', T.float),
+      field(3, 'price', decimal(9, 2)),
+      field(4, 'day', T.date),
+    ],
+  };
+  const specs = [
+    {
+      'spec-id': 0,
+      fields: [
+        { 'source-id': 1, 'field-id': 1000, name: 'qty_bucket', transform: 'bucket[8]' },
+        { 'source-id': 1, 'field-id': 1001, name: 'qty_trunc', transform: 'truncate[10]' },
+        { 'source-id': 2, 'field-id': 1002, name: 'score', transform: 'identity' },
+        { 'source-id': 3, 'field-id': 1003, name: 'price_bucket', transform: 'bucket[4]' },
+      ],
+    },
+    { 'spec-id': 1, fields: [{ 'source-id': 4, 'field-id': 1004, name: 'day', transform: 'identity' }] },
+  ];
+  const partitionTransforms = partitionSourceTransforms(specs);
+
+  it('collects every transform on each source across specs', () => {
+    expect([...partitionTransforms]).toEqual([
+      [1, ['bucket[8]', 'truncate[10]']],
+      [2, ['identity']],
+      [3, ['bucket[4]']],
+      [4, ['identity']],
+    ]);
+  });
+
+  it('allows int → long, float → double and decimal precision under identity, bucket and truncate', () => {
+    const r = unionByName(
+      table,
+      struct([f('qty', T.long), f('score', T.double), f('price', decimal(12, 2))]),
+      4,
+      2,
+      { partitionTransforms },
+    );
+    expect(r.changes).toEqual([
+      'promoted column qty from int to long',
+      'promoted column score from float to double',
+      'promoted column price from decimal(9,2) to decimal(12,2)',
+    ]);
+  });
+
+  it('refuses date → timestamp for an identity (or bucket) source, whose values would change', () => {
+    const e = thrown(() =>
+      unionByName(table, struct([f('day', T.timestamp)]), 4, 3, { partitionTransforms }),
+    );
+    expect(e.kind).toBe('SchemaIncompatible');
+    expect(e.message).toContain('partition transform identity');
+    // Without the spec the promotion is a plain v3 one.
+    expect(unionByName(table, struct([f('day', T.timestamp)]), 4, 3).changes).toEqual([
+      'promoted column day from date to timestamp',
+    ]);
+  });
+
+  it.each([
+    ['identity', true],
+    ['bucket[16]', true],
+    ['year', false],
+    ['month', false],
+    ['day', false],
+    ['void', false],
+  ])('date → timestamp under %s changes the partition: %s', (transform, changes) => {
+    expect(promotionChangesTransform(T.date, T.timestamp, transform)).toBe(changes);
+    expect(promotionChangesTransform(T.int, T.long, transform)).toBe(false);
   });
 });
