@@ -145,7 +145,7 @@ export function bareTableName(table: string): string {
 
 export function typeConflictFor(config: FloeConfig, table: string): TypeConflictPolicy {
   table = bareTableName(table);
-  return config.typeConflict.tables[table] ?? config.typeConflict.default;
+  return ownEntry(config.typeConflict.tables, table) ?? config.typeConflict.default;
 }
 
 /** The sample's partition candidates. */
@@ -789,13 +789,21 @@ function parseTableProperties(
 /** Type hints for `table`: the `*` hints overlaid with the table's own. */
 export function hintsFor(config: FloeConfig, table: string): Record<string, string> {
   table = bareTableName(table);
-  return { ...(config.inference.hints['*'] ?? {}), ...(config.inference.hints[table] ?? {}) };
+  // Without a prototype: a column named `constructor` has no hint, not Object's function.
+  const hints: Record<string, string> = Object.create(null);
+  Object.assign(hints, ownEntry(config.inference.hints, '*'), ownEntry(config.inference.hints, table));
+  return hints;
 }
 
 /** Partition candidates for `table`: its override, else the global list. */
 export function partitionCandidatesFor(config: FloeConfig, table: string): readonly string[] {
   table = bareTableName(table);
-  return config.partitioning.tables[table] ?? config.partitioning.candidates;
+  return ownEntry(config.partitioning.tables, table) ?? config.partitioning.candidates;
+}
+
+/** `o[key]` when `o` has it as its own key (a table may be named `constructor` or `__proto__`). */
+function ownEntry<V>(o: Readonly<Record<string, V>>, key: string): V | undefined {
+  return Object.hasOwn(o, key) ? o[key] : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

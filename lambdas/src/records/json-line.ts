@@ -261,24 +261,39 @@ function parseEscape(): string {
     case 116:
       return '\t';
     case 117: {
-      // \uXXXX: a UTF-16 code unit; a pair \uD83D\uDE00 simply concatenates to one code point.
-      // Lone surrogates are kept, as JSON.parse keeps them.
-      let code = 0;
-      for (let i = 0; i < 4; i++) {
-        const h = hexValue(src.charCodeAt(pos + i));
-        if (h < 0) {
-          pos += i;
-          fail('invalid \\u escape, expected 4 hex digits');
-        }
-        code = code * 16 + h;
+      // \uXXXX: a UTF-16 code unit; a pair \uD83D\uDE00 is one code point. A lone surrogate is
+      // legal JSON syntax but no character: it has no UTF-8 form, so a Parquet string could only
+      // hold a replacement for it. Refused here, so the record is a dead letter, never altered.
+      const code = hexEscape();
+      if (code < 0xd800 || code > 0xdfff) return String.fromCharCode(code);
+      if (code <= 0xdbff && src.charCodeAt(pos) === 92 && src.charCodeAt(pos + 1) === 117) {
+        pos += 2;
+        const low = hexEscape();
+        if (low >= 0xdc00 && low <= 0xdfff) return String.fromCharCode(code, low);
+        pos -= 6;
       }
-      pos += 4;
-      return String.fromCharCode(code);
+      pos -= 6;
+      return fail(`lone surrogate \\u${code.toString(16)}: not valid Unicode`);
     }
     default:
       pos--;
       return fail(pos >= len ? 'unterminated string' : 'invalid escape sequence');
   }
+}
+
+/** The 4 hex digits of a `\\u` escape at `pos` (advanced past them). */
+function hexEscape(): number {
+  let code = 0;
+  for (let i = 0; i < 4; i++) {
+    const h = hexValue(src.charCodeAt(pos + i));
+    if (h < 0) {
+      pos += i;
+      fail('invalid \\u escape, expected 4 hex digits');
+    }
+    code = code * 16 + h;
+  }
+  pos += 4;
+  return code;
 }
 
 function hexValue(c: number): number {

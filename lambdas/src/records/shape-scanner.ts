@@ -215,6 +215,8 @@ export class ShapeScanner {
             numberFracDigits >= 0 && numberDigits <= MAX_SAFE_DIGITS && numberFracDigits <= 22
               ? (c === 45 ? -numberMantissa : numberMantissa) / POW10[numberFracDigits]!
               : +latin1.decode(buf.subarray(i, numEnd));
+          // Beyond the double range (`1e400`): the generic path refuses it with a reason.
+          if (!Number.isFinite(values[slot])) return undefined;
           kinds[slot] = SlotKind.Double;
         }
         i = numEnd;
@@ -342,7 +344,7 @@ function scanNumber(s: Uint8Array, i: number, end: number): number {
     j++;
     while (j < end && isDigit(s[j]!)) v = v * 10 + (s[j++]! - 48);
   } else return -1;
-  numberValue = negative ? -v : v;
+  numberValue = negative ? 0 - v : v; // `-0` is the integer 0, not the double -0
   numberIsInt = true;
   numberFracDigits = -1;
   if (j < end && s[j] === 46) {

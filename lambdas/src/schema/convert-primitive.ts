@@ -8,7 +8,7 @@
  * |------------------------|------------------------------------------------------------------|
  * | boolean                | true / false                                                     |
  * | int, long              | integers in range (also integral doubles up to 2^53: `1.0`)      |
- * | float, double          | any number (integers are rounded to the nearest double)          |
+ * | float, double          | finite numbers; integers only where exact (|i| ≤ 2^53 / 2^24)    |
  * | decimal(P,S)           | integers, numbers (exact up to 15 significant digits, or kept     |
  * |                        | text), decimal strings (`"12.50"`); never rounded                |
  * | date                   | `"yyyy-MM-dd"`                                                   |
@@ -107,16 +107,21 @@ const toInt: ValueConverter = (v) => {
   return n >= INT_MIN && n <= INT_MAX ? n : fail('out of range for int', v);
 };
 
+// A JSON number literal means the nearest double; a literal beyond the double range (`1e400`)
+// would become Infinity and an integer beyond 2^53 another integer, so both are refused.
 const toDouble: ValueConverter = (v) => {
-  if (typeof v === 'number') return v;
-  if (typeof v === 'bigint') return Number(v);
-  if (v instanceof JsonNumberText) return v.value;
-  return expected('a number', v);
+  if (typeof v === 'bigint') {
+    const d = Number(v);
+    return Number.isFinite(d) && BigInt(d) === v ? d : fail('has no exact double (beyond 2^53)', v);
+  }
+  const d = typeof v === 'number' ? v : v instanceof JsonNumberText ? v.value : expected('a number', v);
+  return Number.isFinite(d) ? d : fail('is beyond the range of double', v);
 };
 
 const toFloat: ValueConverter = (v) => {
   const d = toDouble(v) as number;
-  return Number.isFinite(d) && Math.abs(d) > FLOAT_MAX ? fail('out of range for float', v) : d;
+  if (Math.abs(d) > FLOAT_MAX) return fail('out of range for float', v);
+  return typeof v === 'bigint' && Math.fround(d) !== d ? fail('has no exact float (beyond 2^24)', v) : d;
 };
 
 function decimalConverter(precision: number, scale: number): ValueConverter {

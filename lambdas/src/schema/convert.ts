@@ -100,15 +100,36 @@ function compileType(t: IcebergType, options: ConvertOptions): ValueConverter {
   switch (t.kind) {
     case 'struct': {
       const s = compileStruct(t, options);
-      return (v) => (isPlainObject(v) ? s(v as Obj) : failExpected('an object', v));
+      return (v) => (isPlainObject(v) ? s(v as Obj) : valueless(v) ? null : failExpected('an object', v));
     }
-    case 'list':
-      return compileList(compileType(t.element, options), t.elementRequired);
-    case 'map':
-      return compileMap(compileMapKey(t.key, options), compileType(t.value, options), t.valueRequired);
-    default:
-      return primitiveConverter(t, options);
+    case 'list': {
+      const l = compileList(compileType(t.element, options), t.elementRequired);
+      return (v) => (Array.isArray(v) || !valueless(v) ? l(v) : null);
+    }
+    case 'map': {
+      const m = compileMap(compileMapKey(t.key, options), compileType(t.value, options), t.valueRequired);
+      return (v) => (isPlainObject(v) || !valueless(v) ? m(v) : null);
+    }
+    default: {
+      const p = primitiveConverter(t, options);
+      return (v) => (typeof v === 'object' && valueless(v) ? null : p(v));
+    }
   }
+}
+
+/**
+ * `[]`, `{}` (and containers of only those and null) in a column that cannot hold that shape:
+ * they carry no value — inference gives them no column (DESIGN §3) — so they read as null,
+ * as they would had their column been added after the record. A placeholder `"tags": []` must
+ * not turn a record into a dead letter because `tags` is a string elsewhere.
+ */
+function requiredValue(x: IcebergValue, required: boolean): IcebergValue {
+  if (x === null && required) throw new ConvertFailure('is required but has no value', null);
+  return x;
+}
+
+function valueless(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && !(v instanceof JsonNumberText) && !hasTypedValue(v);
 }
 
 function failExpected(what: string, v: unknown): never {
@@ -199,7 +220,7 @@ function compileStruct(t: StructType, options: ConvertOptions): StructConverter 
     if (v === null) {
       if (required[i]) throw new ConvertFailure('is required but null', null);
       row[names[i]!] = null;
-    } else row[names[i]!] = convs[i]!(v);
+    } else row[names[i]!] = requiredValue(convs[i]!(v), required[i]!);
   };
 
   /** Keys that are not exact column names: matched by the name rule, else unknown. */
@@ -253,7 +274,7 @@ function compileStruct(t: StructType, options: ConvertOptions): StructConverter 
           if (required[i]) throw new ConvertFailure('is required but null', null);
           row[name] = null;
         } else if (isString[i] && typeof v === 'string') row[name] = v;
-        else row[name] = convs[i]!(v);
+        else row[name] = requiredValue(convs[i]!(v), required[i]!);
       }
     } catch (e) {
       if (e instanceof ConvertFailure) e.path.unshift(names[i]!);

@@ -62,8 +62,11 @@ export interface InferOptions {
 
 /** Why two observations of one field cannot share a column. */
 export interface TypeConflict {
-  /** `type`: incompatible types; `name-collision`: two keys map to one column; `illegal-name`. */
-  readonly kind: 'type' | 'name-collision' | 'illegal-name';
+  /**
+   * `type`: incompatible types; `name-collision`: two keys map to one column; `illegal-name`;
+   * `value`: a number no inferred column holds (an integer beyond long, a number beyond double).
+   */
+  readonly kind: 'type' | 'name-collision' | 'illegal-name' | 'value';
   /** Dotted column path (`metadata.version`; `items.element` inside lists). */
   readonly path: string;
   /** The type (or key) seen first. */
@@ -105,6 +108,9 @@ interface ListNode {
 }
 type Node = PrimitiveType | StructNode | ListNode;
 
+const LONG_MIN = -(2n ** 63n);
+const LONG_MAX = 2n ** 63n - 1n;
+
 class Conflict {
   constructor(readonly conflict: TypeConflict) {}
 }
@@ -114,9 +120,11 @@ function conflictOf(kind: TypeConflict['kind'], path: string, existing: string, 
   const message =
     kind === 'type'
       ? `type conflict at ${where}: ${existing} vs ${incoming}`
-      : kind === 'name-collision'
-        ? `keys '${existing}' and '${incoming}' both map to column '${path}'`
-        : `key '${incoming}' at ${where} cannot be made a legal column name`;
+      : kind === 'value'
+        ? `${incoming} at ${where} is beyond the range of ${existing} (a hint such as decimal(38,0) or string keeps it)`
+        : kind === 'name-collision'
+          ? `keys '${existing}' and '${incoming}' both map to column '${path}'`
+          : `key '${incoming}' at ${where} cannot be made a legal column name`;
   return new Conflict({ kind, path, existing, incoming, message });
 }
 
@@ -131,7 +139,8 @@ function nodeName(n: Node): string {
  */
 export class StructInferrer {
   private readonly root: StructNode = { kind: 'struct', path: '', slots: new Map() };
-  private readonly hints: ReadonlyMap<string, PrimitiveType>;
+  /** Hinted types by dotted column path: they declare a column's type (and may promote it). */
+  readonly hints: ReadonlyMap<string, PrimitiveType>;
   private readonly detect: boolean;
   private stamp = 0;
   /** Undo actions for the record being added; allocated only when something changes. */
@@ -188,9 +197,13 @@ export class StructInferrer {
       }
     }
     switch (typeof v) {
+      // A value no inferred column can hold is refused here, before it can type its column
+      // and turn the good records of the batch into conflicts.
       case 'bigint':
+        if (v < LONG_MIN || v > LONG_MAX) throw conflictOf('value', path, 'long', `integer ${v}`);
         return mergePrimitive(node, T.long, path);
       case 'number':
+        if (!Number.isFinite(v)) throw conflictOf('value', path, 'double', 'a number');
         return mergePrimitive(node, T.double, path);
       case 'string':
         // A string column stays string whatever the text looks like: skip the timestamp scan.
@@ -199,7 +212,10 @@ export class StructInferrer {
         return mergePrimitive(node, T.boolean, path);
       default:
         if (Array.isArray(v)) return this.mergeList(node, v, path);
-        if (v instanceof JsonNumberText) return mergePrimitive(node, T.double, path);
+        if (v instanceof JsonNumberText) {
+          if (!Number.isFinite(v.value)) throw conflictOf('value', path, 'double', `number ${v.text}`);
+          return mergePrimitive(node, T.double, path);
+        }
         return this.mergeStruct(node, v, path);
     }
   }

@@ -132,7 +132,22 @@ describe('parseJsonRecord: strings', () => {
   it('joins surrogate-pair escapes into one code point and keeps raw astral characters', () => {
     expect(parseJsonRecord(String.raw`"\uD83D\uDE00"`)).toBe('😀');
     expect(parseJsonRecord('"x😀y"')).toBe('x😀y');
-    expect(parseJsonRecord(String.raw`"\ud800"`)).toBe('\ud800'); // lone surrogate kept, as JSON.parse
+  });
+
+  // Shape fuzzer: a lone surrogate escape has no UTF-8 form, so a Parquet string could only hold
+  // U+FFFD in its place; the record must be a dead letter instead of changing silently.
+  it('refuses lone surrogate escapes (high, low, high followed by a non-low escape), naming the offset', () => {
+    for (const text of [
+      String.raw`"\ud800"`,
+      String.raw`"x\udc00"`,
+      String.raw`"\ud800\u0041"`,
+      String.raw`{"\ud83dx":1}`,
+    ]) {
+      expect(() => parseJsonRecord(text), text).toThrow(
+        /lone surrogate \\u(d800|dc00|d83d): not valid Unicode/,
+      );
+    }
+    expect(() => parseJsonRecord(String.raw`"ab\ud800"`)).toThrow(/at byte 3\b/);
   });
 
   it('handles escapes after plain strings and plain strings after escapes', () => {
