@@ -252,6 +252,8 @@ function daysOf(y: number, mo: number, d: number): number {
  */
 export function selfConflict(record: J): string | undefined {
   const kinds = new Map<string, string>();
+  /** Integer literals per path: where the path unifies to double, each must be exact there. */
+  const ints = new Map<string, bigint[]>();
   let why: string | undefined;
   const see = (path: string, kind: string) => {
     const had = kinds.get(path);
@@ -271,6 +273,7 @@ export function selfConflict(record: J): string | undefined {
       case 'int': {
         const v = BigInt(j.text);
         if (v < LONG_MIN || v > LONG_MAX) why ??= `${path}: ${j.text} beyond long`;
+        ints.set(path, [...(ints.get(path) ?? []), v]);
         return see(path, 'long');
       }
       case 'frac':
@@ -308,6 +311,11 @@ export function selfConflict(record: J): string | undefined {
     }
   };
   walk(record, '');
+  for (const [path, vs] of ints) {
+    if (kinds.get(path) !== 'double') continue;
+    const inexact = vs.find((v) => BigInt(Number(v)) !== v);
+    if (inexact !== undefined) why ??= `${path}: ${inexact} has no exact double`;
+  }
   return why;
 }
 

@@ -91,6 +91,16 @@ describe('shape fuzzer regressions', () => {
     for (const o of Object.values(out)) expect(landed(o)).toEqual([1, 3, 4]);
   });
 
+  it('an integer beyond 2^53 that a fraction in the same list makes a double is refused, not rounded', async () => {
+    const out = await everyPath(
+      linesOf('{"fid":1,"a":[-9007483375495571,1.0]}', '{"fid":2,"a":[-9007199254740992,1.5]}'),
+    );
+    for (const o of Object.values(out)) {
+      expect(landed(o)).toEqual([2]);
+      expect(deadReasons(o)).toEqual([[1, ['invalid-value']]]);
+    }
+  });
+
   it('a value-less {} or [] written before its column existed reads null (streaming: column added later)', async () => {
     const out = await everyPath(
       linesOf(

@@ -10,6 +10,8 @@ export interface FuzzRun {
   readonly numRuns: number;
   /** Replay one failure exactly (fast-check's `path`). */
   readonly path?: string;
+  /** How to replay a failure, for the report (default: the test's environment variables). */
+  readonly replay?: (seed: number, path: string) => string;
 }
 
 export async function assertFuzz(
@@ -30,12 +32,16 @@ export async function assertFuzz(
   const why = cause instanceof FuzzFailure ? cause.violations : [String(cause)];
   throw new Error(
     [
-      `shape fuzzer: property failed after ${details.numRuns} runs (seed ${run.seed}, path "${details.counterexamplePath}"; replay with FLOE_FUZZ_SEED=${run.seed} FLOE_FUZZ_PATH="${details.counterexamplePath}")`,
+      `shape fuzzer: property failed after ${details.numRuns} runs (seed ${run.seed}); replay with ${(run.replay ?? envReplay)(run.seed, details.counterexamplePath ?? '')}`,
       ...why.map((w) => `  - ${cut(w, 600)}`),
       '--- shrunk input (NDJSON) ---',
       ...lines.map((l) => cut(l.text, 2000)),
     ].join('\n'),
   );
+}
+
+function envReplay(seed: number, path: string): string {
+  return `FLOE_FUZZ_SEED=${seed} FLOE_FUZZ_PATH="${path}" npx vitest run test/fuzz`;
 }
 
 export class FuzzFailure extends Error {

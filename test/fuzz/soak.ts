@@ -52,6 +52,7 @@ try {
       const t0 = Date.now();
       try {
         await assertFuzz(arb, check, {
+          replay: (sd, p) => `npm run fuzz -- --paths ${path} --seed ${sd} --path "${p}"`,
           seed,
           numRuns: path === 'streaming' ? Math.ceil(runs / 4) : runs,
           ...(values.path ? { path: values.path } : {}),

@@ -67,6 +67,8 @@ export interface LoadOptions {
   readonly config?: LoadDeps['config'];
   readonly maxRowsPerFile?: number;
   readonly sleep?: (ms: number) => Promise<void>;
+  readonly fastPath?: boolean;
+  readonly encoder?: LoadDeps['encoder'];
 }
 
 export interface LoadRun {
@@ -98,6 +100,8 @@ export async function load(
       },
       sleep: opts.sleep ?? (async () => undefined),
       ...(opts.maxRowsPerFile === undefined ? {} : { maxRowsPerFile: opts.maxRowsPerFile }),
+      ...(opts.fastPath === undefined ? {} : { fastPath: opts.fastPath }),
+      ...(opts.encoder === undefined ? {} : { encoder: opts.encoder }),
     },
     sources,
   );

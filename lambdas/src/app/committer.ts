@@ -40,21 +40,18 @@ import { type CommitDeps, commitAppend } from './append.ts';
 import { forEachBounded } from './bounded.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 import { loadDeps, registryOf } from './ingest.ts';
-import {
-  coercionSummary,
-  convertRecords,
-  groupByPartition,
-  screen,
-  writeGroupFiles,
-} from './load-generic.ts';
+import { coercionSummary, convertRecords, screen, writeRows } from './load-generic.ts';
 import type { PendingRecord } from './load-types.ts';
 import { decodeFragment, type FragmentRecord } from './pending-fragment.ts';
 import { RecordRules } from './record-rules.ts';
-import { createTable, evolve } from './table-staging.ts';
+import { encodeRows, type ParquetEncoder } from './row-files.ts';
+import { codecOf, createTable, evolve, newTableFor } from './table-staging.ts';
 import { advance, encodeWatermark, readWatermark, WATERMARK_KEY, writeWatermark } from './watermark.ts';
 
 export interface CommitterDeps extends CommitDeps {
   readonly config: FloeConfig;
+  /** The Parquet encoders (tests decorate them to inject failures; default the real ones). */
+  readonly encoder?: ParquetEncoder;
   readonly ledger: Ledger;
   readonly lock: Lock;
   readonly deadLetters: DeadLetterStore;
@@ -379,17 +376,51 @@ async function creationType(
     .filter((d) => d.kind === 'json')
     .map((d, i) => pendingRecord(d as Extract<Decoded, { kind: 'json' }>, i));
   let type: StructType | undefined;
-  if (json.length > 0) {
-    const s = await screen(loadDeps(deps), tableId(cfg, table), json, inferrer(), inferrer, {
+  let records = json;
+  while (records.length > 0) {
+    const s = await screen(loadDeps(deps), tableId(cfg, table), records, inferrer(), inferrer, {
       base: undefined,
     });
-    if (s.accepted.length > 0 && s.batchType.fields.length > 0) type = s.batchType;
+    if (s.accepted.length === 0 || s.batchType.fields.length === 0) break;
+    // Encode once for the table this would create (nothing is stored): records the writer fails
+    // on (row-files.ts) are dead-lettered by the build, so they must not shape the table either.
+    const failed = unwritable(deps, table, s.batchType, s.accepted);
+    if (failed.length === 0) {
+      type = s.batchType;
+      break;
+    }
+    records = s.accepted.filter((r) => !failed.includes(r));
   }
   if (!type) {
     const avro = decoded.find((d) => d.kind === 'avro') as Extract<Decoded, { kind: 'avro' }> | undefined;
     type = avro?.decoded.struct;
   }
   return type && type.fields.length > 0 ? type : undefined;
+}
+
+/** The records the Parquet writer fails on in a new table of `type` (a dry run: nothing stored). */
+function unwritable(
+  deps: CommitterDeps,
+  table: string,
+  type: StructType,
+  records: readonly PendingRecord[],
+): PendingRecord[] {
+  const cfg = deps.config;
+  const fresh = newTableFor(
+    loadDeps(deps),
+    tableId(cfg, table),
+    type,
+    partitionCandidatesFor(cfg, table),
+    'dry-run',
+  );
+  const schema = currentSchema(fresh.metadata);
+  const { rows, kept } = convertRecords(table, schema, records);
+  const { failed } = encodeRows(schema, defaultSpec(fresh.metadata), rows, {
+    compression: codecOf(fresh.metadata),
+    maxRows: deps.maxRowsPerFile ?? 1_000_000,
+    ...(deps.encoder ? { encoder: deps.encoder } : {}),
+  });
+  return [...failed.keys()].map((i) => kept[i]!);
 }
 
 function pendingRecord(d: Extract<Decoded, { kind: 'json' }>, ordinal: number): PendingRecord {
@@ -473,8 +504,11 @@ async function build(
   // Evolve for the accepted records, then convert them into the evolved schema. A record that
   // still fails is a dead letter and the evolution is redone without it: dead letters never
   // shape the table. (Screening converts against the table already, so this rarely repeats.)
+  // A record the writer then fails on (row-files.ts: nobody foresaw it) is a dead letter too,
+  // and the round is redone without it, its files deleted.
   let schema = currentSchema(meta);
-  let rows: Row[] = [];
+  let spec = defaultSpec(meta);
+  let rewritten: DataFile[] = [];
   for (;;) {
     meta = base.metadata;
     updates.length = 0;
@@ -482,9 +516,10 @@ async function build(
     if (json && json.accepted.length > 0) evolveFor(json.batchType, json.fit);
     avro = evolveForAvro(table, avro, (struct) => evolveFor(struct, { declared: true }), letter);
     schema = currentSchema(meta);
+    spec = defaultSpec(meta);
     const converted = json ? convertRecords(table, schema, json.accepted) : undefined;
     const struct = schemaStruct(schema);
-    rows = [...(converted?.rows ?? [])];
+    const rows: Row[] = [...(converted?.rows ?? [])];
     const projected: AvroDecoded[] = [];
     for (const d of avro) {
       const row = projectRow(d.decoded.row, struct);
@@ -497,22 +532,34 @@ async function build(
     }
     const failedJson = converted?.rejected ?? [];
     for (const d of failedJson) letter(jsonItems[d.line - 1]!.item, d.reason, d.detail);
-    if (failedJson.length === 0 && projected.length === avro.length) break;
+    const avroFailed = projected.length !== avro.length;
     avro = projected;
-    if (converted && failedJson.length > 0) json = await screenJson(converted.kept);
+    if (converted && failedJson.length > 0) {
+      json = await screenJson(converted.kept);
+      continue;
+    }
+    if (avroFailed) continue;
+    const before = written.length;
+    const out = await writeRows(loadDeps(deps), meta, schema, spec, rows, written);
+    if (out.failed.size === 0) {
+      rewritten = out.dataFiles;
+      break;
+    }
+    await deleteQuietly(deps.store, written.splice(before));
+    const jsonRows = converted?.kept ?? [];
+    const keepJson: PendingRecord[] = [];
+    jsonRows.forEach((r, i) => {
+      const why = out.failed.get(i);
+      if (why === undefined) keepJson.push(r);
+      else letter(jsonItems[r.line - 1]!.item, DeadLetterReason.WriteFailed, `table '${table}': ${why}`);
+    });
+    avro = avro.filter((d, i) => {
+      const why = out.failed.get(jsonRows.length + i);
+      if (why !== undefined) letter(d.item, DeadLetterReason.WriteFailed, `table '${table}': ${why}`);
+      return why === undefined;
+    });
+    if (json) json = await screenJson(keepJson);
   }
-  const spec = defaultSpec(meta);
-  const rewritten =
-    rows.length === 0
-      ? []
-      : await writeGroupFiles(
-          loadDeps(deps),
-          meta,
-          schema,
-          spec,
-          groupByPartition(spec, schema, rows),
-          written,
-        );
 
   // Data files the ingest wrote, under whatever spec was current then.
   const otherSpecFiles = new Map<number, DataFile[]>();
@@ -576,7 +623,7 @@ async function build(
       watermark: next,
       rows: files.reduce((n, f) => n + Number(f.record_count), 0),
       files: files.length,
-      rewritten: rows.length,
+      rewritten: rewritten.reduce((n, f) => n + Number(f.record_count), 0),
       deadLetters,
       changes,
       ...(oldest === undefined ? {} : { oldestArrivalMs: oldest }),

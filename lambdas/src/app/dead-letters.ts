@@ -25,6 +25,12 @@ export const DeadLetterReason = {
   GuardMaxDepth: 'guard-max-depth',
   /** A `consolidate` rule took the record but could not shape it (a discriminator is missing). */
   ConsolidationFailed: 'consolidation-failed',
+  /**
+   * The record could not be written for a reason nobody foresaw (the Parquet encoder, a partition
+   * transform, a bug): isolated to this record so the rest of its batch landed. The detail has the
+   * error; please report it.
+   */
+  WriteFailed: 'write-failed',
 } as const;
 export type DeadLetterReason = (typeof DeadLetterReason)[keyof typeof DeadLetterReason];
 

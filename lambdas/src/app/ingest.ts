@@ -51,10 +51,11 @@ import {
   reparse,
   writeColumnarFiles,
 } from './load-columnar.ts';
-import { coercionSummary, groupByPartition, screen, stage, writeGroupFiles } from './load-generic.ts';
+import { coercionSummary, screen, stage, writeRows } from './load-generic.ts';
 import type { LoadDeps, PendingRecord } from './load-types.ts';
 import { encodeFragment, type FragmentRecord } from './pending-fragment.ts';
 import { RecordRules } from './record-rules.ts';
+import { errorText, type ParquetEncoder } from './row-files.ts';
 import type { TableCache } from './table-cache.ts';
 import { evolve, UseGenericPath } from './table-staging.ts';
 
@@ -76,6 +77,8 @@ export interface IngestDeps {
   readonly fastPath?: boolean;
   /** Tables staged at once (default 4). */
   readonly concurrency?: number;
+  /** The Parquet encoders (tests decorate them to inject failures; default the real ones). */
+  readonly encoder?: ParquetEncoder;
 }
 
 export interface TableIngest {
@@ -187,7 +190,7 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;
     if (fast) {
-      const route = fast.takeBytes(r.data, 0, r.data.length, i, shardId, i + 1);
+      const route = takeFast(() => fast.takeBytes(r.data, 0, r.data.length, i, shardId, i + 1));
       if (route === true) continue;
       if (route !== undefined) {
         reject(letter(i, routeReason(route.reason), route.detail));
@@ -195,20 +198,27 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
       }
     }
     let decoded: Awaited<ReturnType<typeof decodeRecord>>;
-    try {
-      decoded =
-        cfg.format === 'json'
-          ? decodeJsonRecord(r.data)
-          : await decodeRecord(r.data, {
-              format: cfg.format,
-              jsonFallback: cfg.jsonFallback,
-              lookupSchema: (id) => registryOf(deps).getSchemaVersion(id),
-            });
-    } catch (e) {
-      // The registry is unreachable: stage what came before, retry from this record.
-      failures.push({ table: '(schema registry)', firstSequence: r.sequenceNumber, error: e });
-      records = records.slice(0, i);
-      break;
+    if (cfg.format === 'json') {
+      try {
+        decoded = decodeJsonRecord(r.data);
+      } catch (e) {
+        // Pure code that threw: a bug, isolated to this record (a retry would fail the same way).
+        reject(letter(i, DeadLetterReason.WriteFailed, `reading the record: ${errorText(e)}`));
+        continue;
+      }
+    } else {
+      try {
+        decoded = await decodeRecord(r.data, {
+          format: cfg.format,
+          jsonFallback: cfg.jsonFallback,
+          lookupSchema: (id) => registryOf(deps).getSchemaVersion(id),
+        });
+      } catch (e) {
+        // The registry is unreachable: stage what came before, retry from this record.
+        failures.push({ table: '(schema registry)', firstSequence: r.sequenceNumber, error: e });
+        records = records.slice(0, i);
+        break;
+      }
     }
     if (decoded.kind === 'dead-letter') {
       reject(letter(i, decoded.reason as DeadLetter['reason'], decoded.detail));
@@ -239,7 +249,20 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
       continue;
     }
     let obj = decoded.value as JsonObject;
-    const consolidated = consolidator?.(obj);
+    let consolidated: ReturnType<NonNullable<typeof consolidator>> | undefined;
+    let route: RouteResult;
+    try {
+      consolidated = consolidator?.(obj);
+      route =
+        consolidated?.ok === true
+          ? { ok: true, table: consolidated.table, rule: 'consolidated' }
+          : consolidated === undefined
+            ? router(obj)
+            : { ok: false, reason: 'no-route', detail: consolidated.detail };
+    } catch (e) {
+      reject(letter(i, DeadLetterReason.WriteFailed, `routing the record: ${errorText(e)}`));
+      continue;
+    }
     if (consolidated && !consolidated.ok) {
       reject(letter(i, DeadLetterReason.ConsolidationFailed, consolidated.detail, consolidated.table));
       continue;
@@ -249,9 +272,6 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
       obj = consolidated.value;
       transformed = true;
     }
-    const route: RouteResult = consolidated
-      ? { ok: true, table: consolidated.table, rule: 'consolidated' }
-      : router(obj);
     if (!route.ok) {
       reject(letter(i, routeReason(route.reason), route.detail));
       continue;
@@ -471,6 +491,7 @@ async function stageTable(
       const schema = currentSchema(base.metadata);
       const spec = defaultSpec(base.metadata);
       const out: Row[] = [];
+      const written: AvroItem[] = [];
       for (const a of fit.fitting) {
         const row = projectRow(a.decoded.row, { kind: 'struct', fields: schema.fields });
         if (row instanceof ProjectFailure) {
@@ -482,16 +503,18 @@ async function stageTable(
               w.table,
             ),
           );
-        } else out.push(row);
+        } else {
+          out.push(row);
+          written.push(a);
+        }
       }
-      const files = await writeGroupFiles(
-        ldeps,
-        base.metadata,
-        schema,
-        spec,
-        groupByPartition(spec, schema, out),
-        staged,
-      );
+      // The table does not change here, so rows the writer fails on are simply dead letters.
+      const { dataFiles: files, failed } = await writeRows(ldeps, base.metadata, schema, spec, out, staged);
+      for (const [i, why] of failed) {
+        rejected.push(
+          letter(written[i]!.index, DeadLetterReason.WriteFailed, `table '${w.table}': ${why}`, w.table),
+        );
+      }
       noteFiles(files, schema.schemaId, spec['spec-id']);
       if (path === 'none') path = 'avro';
     } else {
@@ -573,6 +596,7 @@ async function columnarFits(
   if (ev.updates.length > 0 || !supportsColumnar(ev.schema)) return undefined;
   const columns = columnar.toColumnar(ev.schema);
   if (!columns) return undefined;
+  const before = staged.length;
   try {
     const files = await writeColumnarFiles(
       loadDeps(deps),
@@ -584,8 +608,10 @@ async function columnarFits(
     );
     return { files, schemaId: ev.schema.schemaId, specId: ev.spec['spec-id'] };
   } catch (e) {
-    if (e instanceof UseGenericPath) return undefined;
-    throw e;
+    if (!(e instanceof UseGenericPath)) throw e;
+    // Files stored before the encoder gave up would be orphans: the generic path writes anew.
+    await deleteQuietly(deps.store, staged.splice(before));
+    return undefined;
   }
 }
 
@@ -624,7 +650,7 @@ function avroFits(
 
 /** The load path's deps for the staging helpers both apps share (dead letters are handled by the caller). */
 export function loadDeps(
-  deps: Pick<IngestDeps, 'config' | 'catalog' | 'store' | 'clock' | 'ids' | 'maxRowsPerFile'>,
+  deps: Pick<IngestDeps, 'config' | 'catalog' | 'store' | 'clock' | 'ids' | 'maxRowsPerFile' | 'encoder'>,
 ): LoadDeps {
   return {
     config: deps.config,
@@ -634,6 +660,7 @@ export function loadDeps(
     ids: deps.ids,
     onDeadLetter: () => undefined,
     ...(deps.maxRowsPerFile === undefined ? {} : { maxRowsPerFile: deps.maxRowsPerFile }),
+    ...(deps.encoder === undefined ? {} : { encoder: deps.encoder }),
   };
 }
 
@@ -658,6 +685,15 @@ function routingView(row: Row, field: string): Record<string, unknown> {
   }
   if (v !== undefined) at[path[path.length - 1]!] = v;
   return out;
+}
+
+/** The fast path's verdict; an exception it did not foresee sends the record to the generic path. */
+function takeFast<T>(take: () => T): T | undefined {
+  try {
+    return take();
+  } catch {
+    return undefined;
+  }
 }
 
 export function routeReason(reason: 'no-route' | 'illegal-name' | 'not-allowed'): DeadLetter['reason'] {

@@ -12,15 +12,15 @@ import { partitionSourceTransforms, unionByName } from '../iceberg/schema-evolut
 import type { TableMetadata } from '../iceberg/table-metadata.ts';
 import { currentSchema } from '../iceberg/table-metadata.ts';
 import { parseTransform } from '../iceberg/transform.ts';
+import { isPrimitive, type PrimitiveType, parsePrimitive, type StructType } from '../iceberg/types.ts';
 import {
-  isPrimitive,
-  type PrimitiveType,
-  parsePrimitive,
-  type StructType,
-  typeEquals,
-} from '../iceberg/types.ts';
-import { type ColumnarBatch, supportsColumnar, writeColumnarDataFile } from '../parquet/index.ts';
-import type { TableIdentifier } from '../ports/catalog.ts';
+  type ColumnarBatch,
+  type DataFileResult,
+  supportsColumnar,
+  writeColumnarDataFile,
+} from '../parquet/index.ts';
+import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
+import { deleteQuietly } from '../ports/object-store.ts';
 import { type JsonValue, parseJsonRecord } from '../records/json-line.ts';
 import { type Shape, ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
 import type { RouteResult, Router } from '../routing/index.ts';
@@ -32,9 +32,9 @@ import type { LoadDeps, PendingRecord, TableLoadResult } from './load-types.ts';
 import {
   codecOf,
   commitStaged,
-  createTable,
+  createTableAs,
   evolve,
-  initialSchema,
+  newTableFor,
   putDataFile,
   settleAll,
   tableResult,
@@ -194,31 +194,40 @@ export async function loadTableColumnar(
       throw e;
     }
   }
-  // A new table is created only once every value converts: a batch that falls back to the
-  // generic path must find no table shaped by records it then dead-letters.
-  let converted: { schema: Schema; columns: ColumnarBatch } | undefined;
+  const stageFor = async (base: LoadedTable, files: string[]) => {
+    const ev = evolve(base, batchType, candidates, fit);
+    if (!supportsColumnar(ev.schema)) throw new UseGenericPath();
+    const columns = batch.toColumnar(ev.schema);
+    if (!columns) throw new UseGenericPath();
+    const dataFiles = await writeColumnarFiles(deps, base.metadata, ev.schema, ev.spec, columns, files);
+    return {
+      prepared: { updates: ev.updates, dataFiles, specId: ev.spec['spec-id'] },
+      rejected: [],
+      changes: ev.changes,
+      specChanged: ev.specChanged,
+    };
+  };
+  // A new table is staged for before it is created, and created only once every value converted
+  // and was written: a batch that falls back to the generic path finds no table shaped by
+  // records it then dead-letters.
+  let created = false;
+  let prestaged: Parameters<typeof commitStaged>[3];
   if (!exists) {
-    const schema = initialSchema(batchType);
-    const columns = supportsColumnar(schema) ? batch.toColumnar(schema) : undefined;
-    if (!columns) return undefined;
-    converted = { schema, columns };
+    const fresh = newTableFor(deps, id, batchType, candidates, deps.ids.uuid());
+    const files: string[] = [];
+    let staged: Awaited<ReturnType<typeof stageFor>>;
+    try {
+      staged = await stageFor(fresh, files);
+    } catch (e) {
+      await deleteQuietly(deps.store, files);
+      if (e instanceof UseGenericPath) return undefined;
+      throw e;
+    }
+    created = await createTableAs(deps, id, fresh.metadata);
+    prestaged = { metadata: fresh.metadata, staged, files };
   }
-  const created = exists ? false : await createTable(deps, id, batchType, candidates);
   try {
-    const committed = await commitStaged(deps, id, async (base, files) => {
-      const ev = evolve(base, batchType, candidates, fit);
-      if (!supportsColumnar(ev.schema)) throw new UseGenericPath();
-      const same = converted && typeEquals(schemaStruct(converted.schema), schemaStruct(ev.schema));
-      const columns = same ? converted?.columns : batch.toColumnar(ev.schema);
-      if (!columns) throw new UseGenericPath();
-      const dataFiles = await writeColumnarFiles(deps, base.metadata, ev.schema, ev.spec, columns, files);
-      return {
-        prepared: { updates: ev.updates, dataFiles, specId: ev.spec['spec-id'] },
-        rejected: [],
-        changes: ev.changes,
-        specChanged: ev.specChanged,
-      };
-    });
+    const committed = await commitStaged(deps, id, stageFor, prestaged);
     return tableResult(name, created, 0, committed, 'columnar');
   } catch (e) {
     if (e instanceof UseGenericPath) return undefined;
@@ -248,7 +257,7 @@ function hintTypes(hints: Readonly<Record<string, string>>): Map<string, Primiti
 
 /** Splits converted columns by partition and writes one Parquet file per partition (and size). */
 export async function writeColumnarFiles(
-  deps: Pick<LoadDeps, 'store' | 'ids' | 'maxRowsPerFile'>,
+  deps: Pick<LoadDeps, 'store' | 'ids' | 'maxRowsPerFile' | 'encoder'>,
   m: TableMetadata,
   schema: Schema,
   spec: PartitionSpec,
@@ -275,7 +284,13 @@ export async function writeColumnarFiles(
     for (let i = 0; i < g.rows.length; i += maxRows) {
       const rows = g.rows.slice(i, i + maxRows);
       const part = groups.length === 1 && rows.length === n ? columns : gatherRows(columns, rows);
-      const file = writeColumnarDataFile(schema, part, { compression });
+      let file: DataFileResult;
+      try {
+        file = (deps.encoder?.columns ?? writeColumnarDataFile)(schema, part, { compression });
+      } catch {
+        // Nobody foresaw this (the values converted): the generic path isolates the records.
+        throw new UseGenericPath();
+      }
       const put = putDataFile(deps, m, schema, spec, g.tuple, file, puts.length, staged);
       put.catch(() => undefined); // settled below
       puts.push(put);

@@ -15,25 +15,27 @@ import type { TableMetadata } from '../iceberg/table-metadata.ts';
 import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
 import type { PrimitiveType, StructType } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
-import { writeDataFile } from '../parquet/index.ts';
 import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
+import { deleteQuietly } from '../ports/object-store.ts';
 import type { JsonValue } from '../records/json-line.ts';
 import { coerceToSchema } from '../schema/coerce.ts';
 import { compileRowConverter, describeConvertFailure } from '../schema/convert.ts';
 import { type FitOptions, fitToExisting } from '../schema/fit.ts';
-import { StructInferrer } from '../schema/infer.ts';
+import { StructInferrer, type TypeConflict } from '../schema/infer.ts';
 import { columnNeeds, measureRecords } from '../schema/promote.ts';
-import type { PreparedAppend } from './append.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 
 import type { LoadDeps, PendingRecord, TableLoadResult } from './load-types.ts';
+import { encodeRows, errorText } from './row-files.ts';
 import {
   codecOf,
   commitStaged,
-  createTable,
+  createTableAs,
   type Evolved,
   evolve,
+  newTableFor,
   putDataFile,
+  type Staged,
   settleAll,
   tableResult,
 } from './table-staging.ts';
@@ -62,38 +64,70 @@ export async function loadTable(
   for (const d of screened.rejected) await reject(d);
   const accepted = screened.accepted;
   const batchType = screened.batchType;
-  if (accepted.length === 0) {
-    return {
-      table: name,
-      created: false,
-      rows: 0,
-      files: 0,
-      bytes: 0,
-      deadLetters,
-      schemaChanges: [],
-      specChanged: false,
-      attempts: 0,
-      path: 'generic',
-    };
-  }
+  if (accepted.length === 0) return emptyResult(name, deadLetters);
+
+  // The coerce policy records what it converted in the snapshot that holds the rows.
+  const withCoercion = (out: StagedFor): StagedFor =>
+    coercion === undefined
+      ? out
+      : {
+          ...out,
+          prepared: { ...out.prepared, summary: { ...out.prepared.summary, 'floe.coerced': coercion } },
+        };
 
   let created = false;
-  if (!screened.exists) created = await createTable(deps, id, batchType, candidates);
+  let prestaged: Parameters<typeof commitStaged>[3];
+  if (!screened.exists) {
+    // Stage for the table as it will be created, then create it from what was written.
+    const uuid = deps.ids.uuid();
+    const fresh = (t: StructType) => newTableFor(deps, id, t, candidates, uuid);
+    const files: string[] = [];
+    const out = await stage(
+      deps,
+      fresh(batchType),
+      batchType,
+      candidates,
+      accepted,
+      files,
+      screened.fit,
+      fresh,
+    );
+    if (out.prepared.dataFiles.length === 0) {
+      for (const d of out.rejected) await reject(d);
+      return { ...emptyResult(name, deadLetters + out.rejected.length) };
+    }
+    created = await createTableAs(deps, id, out.base.metadata);
+    prestaged = { metadata: out.base.metadata, staged: withCoercion(out), files };
+  }
 
-  const committed = await commitStaged(deps, id, async (base, staged) => {
-    const out = await stage(deps, base, batchType, candidates, accepted, staged, screened.fit);
-    // The coerce policy records what it converted in the snapshot that holds the rows.
-    if (coercion === undefined) return out;
-    return {
-      ...out,
-      prepared: { ...out.prepared, summary: { ...out.prepared.summary, 'floe.coerced': coercion } },
-    };
-  });
+  const committed = await commitStaged(
+    deps,
+    id,
+    async (base, staged) =>
+      withCoercion(await stage(deps, base, batchType, candidates, accepted, staged, screened.fit)),
+    prestaged,
+  );
   for (const d of committed.staged?.rejected ?? []) {
     deadLetters++;
     await reject(d);
   }
   return tableResult(name, created, deadLetters, committed, 'generic');
+}
+
+/** A table load that committed nothing (every record was a dead letter). */
+function emptyResult(table: string, deadLetters: number): TableLoadResult {
+  return {
+    table,
+    created: false,
+    rows: 0,
+    files: 0,
+    bytes: 0,
+    deadLetters,
+    schemaChanges: [],
+    specChanged: false,
+    attempts: 0,
+    path: 'generic',
+  };
 }
 
 export interface Screened {
@@ -174,7 +208,7 @@ export async function screen(
 
   let conflicted = false;
   for (const r of records) {
-    if (inferrer.add(r.value)) {
+    if (addOrThrown(inferrer, r.value)) {
       conflicted = true;
       break;
     }
@@ -184,22 +218,24 @@ export async function screen(
   let inferred = inferrer.result();
   if (conflicted || joinsTable(inferred) !== undefined) {
     accepted = [];
-    const together = newInferrer();
+    let together = newInferrer();
     for (const r of records) {
       if (current) {
         const one = newInferrer();
-        const own = one.add(r.value);
+        const own = addOrThrown(one, r.value);
         const why = own ? `table '${name}': ${own.message}` : joinsTable(one.result());
         if (why !== undefined) {
-          rejected.push(deadLetterOf(r, DeadLetterReason.TypeConflict, why, name));
+          rejected.push(deadLetterOf(r, reasonOf(own), why, name));
           continue;
         }
       }
-      const clash = together.add(r.value);
-      if (clash)
-        rejected.push(
-          deadLetterOf(r, DeadLetterReason.TypeConflict, `table '${name}': ${clash.message}`, name),
-        );
+      const clash = addOrThrown(together, r.value);
+      if (clash?.thrown) {
+        // It may have stopped half way through the record: rebuild without it.
+        together = newInferrer();
+        for (const a of accepted) together.add(a.value);
+      }
+      if (clash) rejected.push(deadLetterOf(r, reasonOf(clash), `table '${name}': ${clash.message}`, name));
       else accepted.push(r);
     }
     inferred = together.result();
@@ -225,6 +261,28 @@ export async function screen(
   }
   rejected.sort((a, b) => order(a) - order(b));
   return { accepted, rejected, batchType, fit, exists, coerced };
+}
+
+/** A conflict, or an exception inference did not foresee (isolated to its record: `thrown`). */
+type AddOutcome = (TypeConflict & { readonly thrown?: true }) | undefined;
+
+function addOrThrown(inferrer: StructInferrer, value: Record<string, JsonValue>): AddOutcome {
+  try {
+    return inferrer.add(value);
+  } catch (e) {
+    return {
+      kind: 'type',
+      path: '',
+      existing: '',
+      incoming: '',
+      message: `inference: ${errorText(e)}`,
+      thrown: true,
+    };
+  }
+}
+
+function reasonOf(o: AddOutcome): DeadLetter['reason'] {
+  return o?.thrown ? DeadLetterReason.WriteFailed : DeadLetterReason.TypeConflict;
 }
 
 interface Settled {
@@ -308,7 +366,18 @@ function order(d: DeadLetter): number {
   return seqOf.get(d) ?? 0;
 }
 
-/** Evolves schema and spec against `base`, converts rows, and writes one Parquet file per partition. */
+/** What `stage` staged, and the table it staged for. */
+export interface StagedFor extends Staged {
+  /** The base the files fit: the given one, or for a table not created yet, the one to create. */
+  readonly base: LoadedTable;
+}
+
+/**
+ * Evolves schema and spec against `base`, converts rows, and writes one Parquet file per
+ * partition. `fresh` stages for a table that does not exist yet: `base` is `fresh(batchType)`,
+ * and when records are refused the table to create is derived again from the rest, so the
+ * caller creates it from what was written (a dead letter shapes nothing, new tables included).
+ */
 export async function stage(
   deps: LoadDeps,
   base: LoadedTable,
@@ -318,32 +387,71 @@ export async function stage(
   staged: string[],
   /** What `screen` found the values need (`Screened.fit`). */
   fit: FitOptions = {},
-): Promise<{ prepared: PreparedAppend; rejected: DeadLetter[]; changes: string[]; specChanged: boolean }> {
-  const m = base.metadata;
+  fresh?: (type: StructType) => LoadedTable,
+): Promise<StagedFor> {
   const name = base.id.name;
   let evolved = evolve(base, batchType, candidates, fit);
-  let { rows, kept, rejected } = convertRecords(name, evolved.schema, records);
-  if (rejected.length > 0) {
-    // The table moved since the batch was screened: settle again, so the rejected shape nothing.
-    const cfg = deps.config;
-    const inferrer = () =>
-      new StructInferrer({ hints: hintsFor(cfg, name), detectTimestamps: cfg.inference.detectTimestamps });
-    const again = inferAll(inferrer(), kept);
-    const s = settle(name, base, kept, again.result(), inferrer, again.hints, candidates);
-    evolved = s.evolved!;
-    rows = s.rows;
-    rejected = [...rejected, ...s.rejected];
+  const converted = convertRecords(name, evolved.schema, records);
+  let { rows, kept } = converted;
+  const rejected = [...converted.rejected];
+  let settled = rejected.length === 0;
+  for (;;) {
+    if (!settled) {
+      // Records were refused (the table moved since screening, or the writer failed on them):
+      // settle again without them, so they shape nothing.
+      const cfg = deps.config;
+      const inferrer = () =>
+        new StructInferrer({ hints: hintsFor(cfg, name), detectTimestamps: cfg.inference.detectTimestamps });
+      const again = inferAll(inferrer(), kept);
+      const s = settle(
+        name,
+        fresh ? undefined : base,
+        kept,
+        again.result(),
+        inferrer,
+        again.hints,
+        candidates,
+      );
+      rejected.push(...s.rejected);
+      kept = s.accepted;
+      settled = true;
+      if (fresh && kept.length === 0) break;
+      if (fresh) {
+        base = fresh(s.batchType);
+        evolved = evolve(base, s.batchType, candidates);
+        rows = convertRecords(name, evolved.schema, kept).rows; // the shape settle converted for
+      } else {
+        evolved = s.evolved!;
+        rows = s.rows;
+      }
+    }
+    const { schema, spec, updates, changes, specChanged } = evolved;
+    const before = staged.length;
+    const written = await writeRows(deps, base.metadata, schema, spec, rows, staged);
+    if (written.failed.size === 0) {
+      return {
+        base,
+        prepared: { updates, dataFiles: written.dataFiles, specId: spec['spec-id'] },
+        rejected,
+        changes,
+        specChanged,
+      };
+    }
+    await deleteQuietly(deps.store, staged.splice(before));
+    for (const [i, why] of written.failed) {
+      rejected.push(deadLetterOf(kept[i]!, DeadLetterReason.WriteFailed, `table '${name}': ${why}`, name));
+    }
+    kept = kept.filter((_, i) => !written.failed.has(i));
+    settled = false;
   }
-  const { schema, spec, updates, changes, specChanged } = evolved;
-  const dataFiles = await writeGroupFiles(
-    deps,
-    m,
-    schema,
-    spec,
-    groupByPartition(spec, schema, rows),
-    staged,
-  );
-  return { prepared: { updates, dataFiles, specId: spec['spec-id'] }, rejected, changes, specChanged };
+  const spec = defaultSpec(base.metadata);
+  return {
+    base,
+    prepared: { updates: [], dataFiles: [], specId: spec['spec-id'] },
+    rejected,
+    changes: [],
+    specChanged: false,
+  };
 }
 
 type Converted = { rows: Row[]; kept: PendingRecord[]; rejected: DeadLetter[] };
@@ -388,7 +496,16 @@ function convertAll(
   const kept: PendingRecord[] = [];
   const rejected: DeadLetter[] = [];
   for (const r of records) {
-    const c = convert(r.value);
+    let c: ReturnType<typeof convert>;
+    try {
+      c = convert(r.value);
+    } catch (e) {
+      // Not a value that does not fit (those are results): a bug, isolated to this record.
+      rejected.push(
+        deadLetterOf(r, DeadLetterReason.WriteFailed, `table '${table}': conversion: ${errorText(e)}`, table),
+      );
+      continue;
+    }
     if (c.ok) {
       rows.push(c.row);
       kept.push(r);
@@ -418,28 +535,31 @@ export function groupByPartition(
   return [...groups.values()];
 }
 
-/** Writes one Parquet file per partition group (and per `maxRowsPerFile` rows) and stores it. */
-export async function writeGroupFiles(
-  deps: Pick<LoadDeps, 'store' | 'ids' | 'maxRowsPerFile'>,
+/**
+ * Encodes `rows` as one Parquet file per partition (and per `maxRowsPerFile` rows) and stores
+ * each while the next is encoded (object stores are network round trips). Rows the encoder or a
+ * partition transform fails on are isolated (row-files.ts) and returned in `failed`, by index.
+ */
+export async function writeRows(
+  deps: Pick<LoadDeps, 'store' | 'ids' | 'maxRowsPerFile' | 'encoder'>,
   m: TableMetadata,
   schema: Schema,
   spec: PartitionSpec,
-  groups: Iterable<{ tuple: IcebergValue[]; rows: Row[] }>,
+  rows: readonly Row[],
   staged: string[],
-): Promise<DataFile[]> {
-  const maxRows = deps.maxRowsPerFile ?? 1_000_000;
-  const compression = codecOf(m);
-  // Each file is stored while the next one is encoded (object stores are network round trips).
+): Promise<{ dataFiles: DataFile[]; failed: Map<number, string> }> {
   const puts: Promise<DataFile>[] = [];
-  for (const g of groups) {
-    for (let i = 0; i < g.rows.length; i += maxRows) {
-      const file = writeDataFile(schema, g.rows.slice(i, i + maxRows), { compression });
-      const put = putDataFile(deps, m, schema, spec, g.tuple, file, puts.length, staged);
+  const { failed } = encodeRows(schema, spec, rows, {
+    compression: codecOf(m),
+    maxRows: deps.maxRowsPerFile ?? 1_000_000,
+    ...(deps.encoder ? { encoder: deps.encoder } : {}),
+    onFile: (f, ordinal) => {
+      const put = putDataFile(deps, m, schema, spec, f.tuple, f.file, ordinal, staged);
       put.catch(() => undefined); // settled below
       puts.push(put);
-    }
-  }
-  return settleAll(puts);
+    },
+  });
+  return { dataFiles: await settleAll(puts), failed };
 }
 
 export function deadLetterOf(

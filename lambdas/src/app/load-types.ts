@@ -4,6 +4,7 @@ import type { FloeConfig } from '../config.ts';
 import type { JsonValue } from '../records/json-line.ts';
 import type { CommitDeps } from './append.ts';
 import type { DeadLetter } from './dead-letters.ts';
+import type { ParquetEncoder } from './row-files.ts';
 
 export interface LoadSource {
   /** Shown in progress output and dead letters (a file path). */
@@ -37,6 +38,8 @@ export interface LoadDeps extends CommitDeps {
    * path. Both give the same tables; the switch exists for tests and as a safety valve.
    */
   readonly fastPath?: boolean;
+  /** The Parquet encoders (tests decorate them to inject failures; default the real ones). */
+  readonly encoder?: ParquetEncoder;
 }
 
 export interface TableLoadResult {

@@ -47,16 +47,19 @@ export async function commitStaged(
   deps: LoadDeps,
   id: TableIdentifier,
   stageFor: (base: LoadedTable, files: string[]) => Promise<Staged>,
+  /** Already staged for a table of this metadata (a table staged before it was created). */
+  prestaged?: { readonly metadata: TableMetadata; readonly staged: Staged; readonly files: string[] },
 ): Promise<Committed> {
-  let last: (Staged & { key: string }) | undefined;
-  const files: string[] = [];
+  let last: (Staged & { key: string }) | undefined = prestaged
+    ? { key: stagingKey(prestaged.metadata), ...prestaged.staged }
+    : undefined;
+  const files: string[] = [...(prestaged?.files ?? [])];
   try {
     const result = await commitAppend(deps, {
       table: id,
       summary: deps.summary,
       prepare: async (base: LoadedTable) => {
-        const m = base.metadata;
-        const key = `${m['current-schema-id']}/${m['last-column-id']}/${m['default-spec-id']}/${m['last-partition-id']}`;
+        const key = stagingKey(base.metadata);
         if (last?.key === key) return last.prepared;
         await deleteQuietly(deps.store, files.splice(0));
         last = { key, ...(await stageFor(base, files)) };
@@ -68,6 +71,11 @@ export async function commitStaged(
     if (e instanceof UseGenericPath) await deleteQuietly(deps.store, files.splice(0));
     throw e;
   }
+}
+
+/** What staged files depend on: the schema, the spec and where the table's data lives. */
+function stagingKey(m: TableMetadata): string {
+  return `${m['current-schema-id']}/${m['last-column-id']}/${m['default-spec-id']}/${m['last-partition-id']}@${m.location}`;
 }
 
 export function tableResult(
@@ -106,6 +114,21 @@ export async function createTable(
   batchType: StructType,
   candidates: readonly string[],
 ): Promise<boolean> {
+  return createTableAs(deps, id, newTableFor(deps, id, batchType, candidates, deps.ids.uuid()).metadata);
+}
+
+/**
+ * The table a batch would create, as pure metadata (nothing is stored): its schema with fresh
+ * ids, and a spec of the candidates it has. The same type gives the same ids and spec, so data
+ * can be staged for a table before it exists, and the table then created as staged.
+ */
+export function newTableFor(
+  deps: Pick<LoadDeps, 'catalog' | 'config' | 'clock'>,
+  id: TableIdentifier,
+  batchType: StructType,
+  candidates: readonly string[],
+  tableUuid: string,
+): LoadedTable {
   const schema = initialSchema(batchType);
   const desired = partitionFieldsFor(schemaStruct(schema), candidates);
   const spec: PartitionSpec = {
@@ -123,9 +146,18 @@ export async function createTable(
     spec,
     properties: deps.config.tableProperties,
     formatVersion: deps.config.formatVersion,
-    tableUuid: deps.ids.uuid(),
+    tableUuid,
     nowMs: deps.clock.nowMs(),
   });
+  return { id, metadata, metadataLocation: '', versionToken: '' };
+}
+
+/** Creates the table with exactly `metadata`; false if someone else created it first. */
+export async function createTableAs(
+  deps: Pick<LoadDeps, 'catalog'>,
+  id: TableIdentifier,
+  metadata: TableMetadata,
+): Promise<boolean> {
   await deps.catalog.createNamespace(id.namespace);
   try {
     await deps.catalog.createTable(id, metadata);

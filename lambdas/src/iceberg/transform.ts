@@ -224,14 +224,14 @@ export function applyTransform(t: Transform, source: PrimitiveType, value: Icebe
         case 'int':
           if (typeof value !== 'number' || !Number.isInteger(value))
             throw bad(t, source, value, 'expected an int');
-          return toInt32(t, source, value, truncateInteger(BigInt(value), BigInt(t.width)));
+          // Java's TruncateInteger / TruncateLong compute in int / long and wrap on overflow
+          // (only for values within W of the minimum); the same result keeps partitions identical.
+          return Number(BigInt.asIntN(32, truncateInteger(BigInt(value), BigInt(t.width))));
         case 'long':
         case 'decimal': {
           if (typeof value !== 'bigint') throw bad(t, source, value, 'expected a bigint');
           const r = truncateInteger(value, BigInt(t.width));
-          if (source.kind === 'long' && r < -(1n << 63n))
-            throw bad(t, source, value, 'result out of long range');
-          return r;
+          return source.kind === 'long' ? BigInt.asIntN(64, r) : r;
         }
         case 'string': {
           if (typeof value !== 'string') throw bad(t, source, value, 'expected a string');

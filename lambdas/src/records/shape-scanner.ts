@@ -293,6 +293,20 @@ function indexOfByte(buf: Uint8Array, b: number, from: number, end: number): num
   return at < 0 || at >= end ? -1 : at;
 }
 
+/** Offset of the first byte of `buf[start..end)` that is not well-formed UTF-8, or -1. */
+export function invalidUtf8Offset(buf: Uint8Array, start: number, end: number): number {
+  let j = start;
+  while (j < end) {
+    if (buf[j]! < 0x80) j++;
+    else {
+      const next = utf8Sequence(buf, j, end);
+      if (next < 0) return j - start;
+      j = next;
+    }
+  }
+  return -1;
+}
+
 /**
  * End of the valid UTF-8 sequence starting at `buf[j]` (a byte ≥ 0x80), or -1 when it is not
  * well-formed (stray continuation, overlong form, surrogate, beyond U+10FFFF, truncated).
