@@ -81,11 +81,38 @@ export interface GuardsConfig {
   readonly allowTables?: string;
   /** Tables the namespace may hold: existing ones plus those a load would create. */
   readonly maxTables?: number;
-  /** Columns per table, nested fields included (existing columns count). */
+  /** Columns per table, nested fields included (existing columns count). Default 1,000. */
   readonly maxColumnsPerTable?: number;
-  /** Deepest object nesting in a record: `{a: 1}` is 1, `{a: {b: 1}}` is 2 (arrays add none). */
+  /**
+   * Deepest nesting of objects and arrays in a record: `{a: 1}` is 1, `{a: {b: 1}}` and
+   * `{a: [1]}` are 2, `{a: [{b: 1}]}` is 3. Default 32.
+   */
   readonly maxNestingDepth?: number;
+  /** Bytes of one record (one NDJSON line, one Kinesis record's data). Default 1 MiB. */
+  readonly maxRecordBytes?: number;
 }
+
+/**
+ * The limits every record and table is held to, configured or not (`guards.max…`): they keep
+ * each record's work bounded and every table within what Glue, S3 Tables and Athena accept
+ * (README "Guards" gives the sources). A record beyond one is a dead letter naming the guard.
+ */
+export interface RecordLimits {
+  readonly maxRecordBytes: number;
+  readonly maxNestingDepth: number;
+  readonly maxColumnsPerTable: number;
+}
+
+export const DEFAULT_LIMITS: RecordLimits = Object.freeze({
+  // Kinesis' default maximum record size (1 MiB); a stream can be raised to 10 MiB, and so can this.
+  maxRecordBytes: 1_048_576,
+  // Deep enough for any event schema seen in practice, shallow enough that every recursive
+  // reader (Glue's type string, Athena's planner, our own code) stays far from its stack limit.
+  maxNestingDepth: 32,
+  // Wide event tables have hundreds of columns; thousands usually mean an object used as a map
+  // (one key per user id) exploding the table. Raise it for tables that are wide on purpose.
+  maxColumnsPerTable: 1_000,
+});
 
 /** The whole configuration, defaults applied. */
 export interface FloeConfig {
@@ -109,8 +136,10 @@ export interface FloeConfig {
   readonly targetFileSizeBytes: number;
   /** Keep / drop / only field lists; absent when none is configured. */
   readonly fields?: FieldsConfig;
-  /** Guards; absent when none is configured. */
+  /** Guards as configured; absent when none is. */
   readonly guards?: GuardsConfig;
+  /** The limits in force: `guards.max…` where configured, else {@link DEFAULT_LIMITS}. */
+  readonly limits: RecordLimits;
   /** Consolidated tables (DESIGN §3): rules tried in order before ordinary routing. */
   readonly consolidate?: readonly ConsolidationRule[];
   /**
@@ -182,7 +211,8 @@ const TOP_KEYS = [
 ] as const;
 const FIELD_RULE_KEYS = ['keep', 'drop', 'only'] as const;
 const FIELDS_KEYS = [...FIELD_RULE_KEYS, 'tables'] as const;
-const GUARDS_KEYS = ['allowTables', 'maxTables', 'maxColumnsPerTable', 'maxNestingDepth'] as const;
+const LIMIT_KEYS = ['maxColumnsPerTable', 'maxNestingDepth', 'maxRecordBytes'] as const;
+const GUARDS_KEYS = ['allowTables', 'maxTables', ...LIMIT_KEYS] as const;
 const ROUTING_KEYS = [
   'tableField',
   'routingField',
@@ -300,6 +330,7 @@ export function parseConfig(json: unknown): FloeConfig {
     targetFileSizeBytes = v;
   }
 
+  const guards = parseGuards(root.guards);
   return {
     format,
     jsonFallback,
@@ -315,7 +346,8 @@ export function parseConfig(json: unknown): FloeConfig {
     formatVersion,
     targetFileSizeBytes,
     ...optional('fields', parseFields(root.fields)),
-    ...optional('guards', parseGuards(root.guards)),
+    ...optional('guards', guards),
+    limits: { ...DEFAULT_LIMITS, ...definedOnly(guards ?? {}, LIMIT_KEYS) },
     ...optional('consolidate', parseConsolidate(root.consolidate)),
     typeConflict: parseTypeConflict(root.typeConflict),
   };
@@ -593,6 +625,7 @@ function parseGuards(v: unknown): GuardsConfig | undefined {
     maxTables?: number;
     maxColumnsPerTable?: number;
     maxNestingDepth?: number;
+    maxRecordBytes?: number;
   } = {};
   if (o.allowTables !== undefined) {
     const src = stringAt('guards.allowTables', o.allowTables);
@@ -608,8 +641,30 @@ function parseGuards(v: unknown): GuardsConfig | undefined {
     out.maxColumnsPerTable = positiveIntAt('guards.maxColumnsPerTable', o.maxColumnsPerTable);
   if (o.maxNestingDepth !== undefined)
     out.maxNestingDepth = positiveIntAt('guards.maxNestingDepth', o.maxNestingDepth);
+  if (o.maxRecordBytes !== undefined)
+    out.maxRecordBytes = positiveIntAt('guards.maxRecordBytes', o.maxRecordBytes);
   return out;
 }
+
+function definedOnly<K extends string>(
+  o: Partial<Record<K, number>>,
+  keys: readonly K[],
+): Partial<Record<K, number>> {
+  const out: Partial<Record<K, number>> = {};
+  for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
+  return out;
+}
+
+/**
+ * How deep the JSON reader may go: the `maxNestingDepth` guard itself, unless field lists can
+ * remove deep fields — then the guard judges the projected record (record-rules.ts) and the
+ * reader only keeps a ceiling that protects the stack.
+ */
+export function readerDepthLimit(config: FloeConfig): number {
+  const limit = config.limits.maxNestingDepth;
+  return config.fields === undefined ? limit : Math.max(limit, READER_DEPTH_CEILING);
+}
+const READER_DEPTH_CEILING = 512;
 
 /** `guards.allowTables` compiled: the whole table name must match. */
 export function anchoredRegExp(source: string): RegExp {
@@ -627,8 +682,9 @@ export function fieldRulesFor(config: FloeConfig, table: string): FieldRules {
 }
 
 /**
- * True when any field list, guard or consolidation rule is configured: they judge or reshape whole
- * records, so the load and the ingest then take the generic path only.
+ * True when any field list, table guard (allowTables, maxTables) or consolidation rule is
+ * configured: they judge or reshape whole records, so the load and the ingest then take the
+ * generic path only. The limits (`config.limits`) are enforced on every path and do not count.
  */
 export function hasRecordRules(config: FloeConfig): boolean {
   const f = config.fields;
@@ -636,7 +692,7 @@ export function hasRecordRules(config: FloeConfig): boolean {
   const scoped = (r: FieldRules) => r.keep !== undefined || r.drop !== undefined || r.only !== undefined;
   return (
     (f !== undefined && (scoped(f) || Object.values(f.tables).some(scoped))) ||
-    (g !== undefined && Object.values(g).some((x) => x !== undefined)) ||
+    (g !== undefined && (g.allowTables !== undefined || g.maxTables !== undefined)) ||
     (config.consolidate !== undefined && config.consolidate.length > 0)
   );
 }

@@ -114,10 +114,10 @@ describe('hostile keys', () => {
     );
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(report.rows).toBe(3);
-    // Guards reject while reading; inference rejects later, when the table is staged.
+    // Both are judged when the table is staged, in input order.
     expect(dead.map((d) => [d.line, d.reason])).toEqual([
-      [5, DeadLetterReason.GuardMaxColumns],
       [4, DeadLetterReason.TypeConflict],
+      [5, DeadLetterReason.GuardMaxColumns],
     ]);
     expect(await columns(wh, 'h_events')).toEqual([
       '___x',
@@ -361,23 +361,58 @@ describe('guards.maxColumnsPerTable', () => {
 });
 
 describe('guards.maxNestingDepth', () => {
-  it('objects count as levels, arrays do not', async () => {
+  it('objects and arrays count as levels (the root object is 1); beyond the limit is a dead letter', async () => {
     const wh = freshWarehouse();
     let deep: unknown = 1;
     for (let i = 0; i < 200; i++) deep = { n: deep };
-    const { report, dead } = await run(wh, { guards: { maxNestingDepth: 2 } }, [
+    const { report, dead } = await run(wh, { guards: { maxNestingDepth: 3 } }, [
       { event_type: 'o', a: { b: 1 } }, // 2
-      { event_type: 'o', a: { b: { c: 1 } } }, // 3
-      { event_type: 'o', l: [{ b: 1 }] }, // 2
-      { event_type: 'o', l: [[{ b: { c: 1 } }]] }, // 3
-      { event_type: 'o', deep },
-      { event_type: 'o', m: { b: [1, 2] } }, // 2
+      { event_type: 'o', a: { b: { c: { d: 1 } } } }, // 4
+      { event_type: 'o', l: [{ b: 1 }] }, // 3
+      { event_type: 'o', l: [[{ b: 1 }]] }, // 4
+      { event_type: 'o', deep }, // 201
+      { event_type: 'o', m: { b: [1, 2] } }, // 3
     ]);
     expect(report.rows).toBe(3);
     expect(reasons(dead)).toEqual({ [DeadLetterReason.GuardMaxDepth]: 3 });
     expect(dead.map((d) => d.line)).toEqual([2, 4, 5]);
+    expect(dead[0]!.detail).toBe(
+      'guard maxNestingDepth: record nests deeper than 3 levels of objects and arrays',
+    );
+  });
+
+  it('with field lists, the guard judges the record after them (a dropped deep field does not count)', async () => {
+    const wh = freshWarehouse();
+    const { report, dead } = await run(wh, { fields: { drop: ['debug'] }, guards: { maxNestingDepth: 2 } }, [
+      { event_type: 'o', id: 1, debug: { a: { b: { c: 1 } } } },
+      { event_type: 'o', id: 2, keep: { a: { b: 1 } } },
+    ]);
+    expect(report.rows).toBe(1);
+    expect(dead.map((d) => [d.line, d.reason])).toEqual([[2, DeadLetterReason.GuardMaxDepth]]);
     expect(dead[0]!.detail).toBe("guard maxNestingDepth: table 'o_events': record nests 3 levels, limit 2");
-    expect(dead[2]!.detail).toContain('201 levels');
+  });
+
+  it('the default limit (32) holds without any configuration, on the fast and the generic path', async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 32; i++) deep = { n: deep }; // 33 levels with the record itself
+    let ok: unknown = 1;
+    for (let i = 0; i < 31; i++) ok = { n: ok }; // 32
+    for (const fastPath of [true, false]) {
+      const wh = freshWarehouse();
+      const { load } = await import('../helpers/e2e.ts');
+      const { report, dead } = await load(
+        wh,
+        [
+          {
+            name: 'in',
+            lines: [JSON.stringify({ event_type: 'o', deep }), JSON.stringify({ event_type: 'o', ok })],
+          },
+        ],
+        { config: parseConfig({}), fastPath },
+      );
+      expect(report.rows, `fastPath ${fastPath}`).toBe(1);
+      expect(dead.map((d) => [d.line, d.reason])).toEqual([[1, DeadLetterReason.GuardMaxDepth]]);
+    }
   });
 });
 

@@ -42,7 +42,9 @@ describe('floe local up', () => {
           total = 0;
           // Only the tables the engine saw when it opened (one may be created just after).
           const seen = new Set(
-            (await engine.query(`SELECT table_name AS t FROM information_schema.tables`)).rows.map((r) => r.t),
+            (await engine.query(`SELECT table_name AS t FROM information_schema.tables`)).rows.map(
+              (r) => r.t,
+            ),
           );
           for (const t of tables) {
             if (!seen.has(t)) continue;

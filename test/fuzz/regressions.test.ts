@@ -101,6 +101,19 @@ describe('shape fuzzer regressions', () => {
     }
   });
 
+  it('a record refused for its values does not make another a type conflict (screened again without it)', async () => {
+    const out = await everyPath(
+      linesOf(
+        '{"event_type":"hb","fid":1,"a":[[11126600749049209,0.0]]}',
+        '{"event_type":"hb","fid":2,"A":"1900-01-01"}',
+      ),
+    );
+    for (const o of Object.values(out)) {
+      expect(landed(o)).toEqual([2]);
+      expect(deadReasons(o)).toEqual([[1, ['invalid-value']]]);
+    }
+  });
+
   it('a value-less {} or [] written before its column existed reads null (streaming: column added later)', async () => {
     const out = await everyPath(
       linesOf(

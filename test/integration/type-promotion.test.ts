@@ -64,9 +64,7 @@ const order = (id: string, fields: string) => `{"event_type":"ORDER","event_id":
 
 describe('JSON records', () => {
   it('a value beyond int32 goes pending and the committer promotes the column; a dead letter adds nothing', async () => {
-    const hinted = parseConfig({
-      inference: { hints: { order_events: { qty: 'int', amount: 'decimal(9,2)' } } },
-    });
+    const hinted = { inference: { hints: { order_events: { qty: 'int', amount: 'decimal(9,2)' } } } };
     const plain = parseConfig({});
     const p = await startPipeline(dynamo, dir(), { config: hinted });
     await ingestBatch(p.ingestDeps(), batchOf(SHARD, records([order('o1', '"qty":7,"amount":12.5')], 0)));

@@ -39,6 +39,7 @@ describe('parseConfig defaults', () => {
       formatVersion: 2,
       targetFileSizeBytes: 134217728,
       typeConflict: { default: 'dead-letter', tables: {} },
+      limits: { maxRecordBytes: 1_048_576, maxNestingDepth: 32, maxColumnsPerTable: 1_000 },
     });
     expect(parseConfig(undefined)).toEqual(c);
   });

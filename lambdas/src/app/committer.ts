@@ -43,7 +43,7 @@ import { loadDeps, registryOf } from './ingest.ts';
 import { coercionSummary, convertRecords, screen, writeRows } from './load-generic.ts';
 import type { PendingRecord } from './load-types.ts';
 import { decodeFragment, type FragmentRecord } from './pending-fragment.ts';
-import { RecordRules } from './record-rules.ts';
+import { RecordRules, schemaColumnPaths } from './record-rules.ts';
 import { encodeRows, type ParquetEncoder } from './row-files.ts';
 import { codecOf, createTable, evolve, newTableFor } from './table-staging.ts';
 import { advance, encodeWatermark, readWatermark, WATERMARK_KEY, writeWatermark } from './watermark.ts';
@@ -378,9 +378,15 @@ async function creationType(
   let type: StructType | undefined;
   let records = json;
   while (records.length > 0) {
-    const s = await screen(loadDeps(deps), tableId(cfg, table), records, inferrer(), inferrer, {
-      base: undefined,
-    });
+    const s = await screen(
+      loadDeps(deps),
+      tableId(cfg, table),
+      records,
+      inferrer(),
+      inferrer,
+      { base: undefined },
+      { maxColumns: cfg.limits.maxColumnsPerTable },
+    );
     if (s.accepted.length === 0 || s.batchType.fields.length === 0) break;
     // Encode once for the table this would create (nothing is stored): records the writer fails
     // on (row-files.ts) are dead-lettered by the build, so they must not shape the table either.
@@ -469,8 +475,12 @@ async function build(
   const updates: TableUpdate[] = [];
   const changes: string[] = [];
   let meta = base.metadata;
-  const evolveFor = (type: StructType, fit: FitOptions) => {
+  const evolveFor = (type: StructType, fit: FitOptions, maxColumns?: number) => {
     const ev = evolve({ ...base, metadata: meta }, type, candidates, fit);
+    if (maxColumns !== undefined && ev.updates.length > 0) {
+      const columns = schemaColumnPaths(ev.schema).size;
+      if (columns > maxColumns) throw new ColumnLimit(columns, maxColumns);
+    }
     if (ev.updates.length > 0) {
       updates.push(...ev.updates);
       changes.push(...ev.changes);
@@ -491,6 +501,7 @@ async function build(
       { base },
       {
         coerce: typeConflictFor(cfg, table) === 'coerce',
+        maxColumns: cfg.limits.maxColumnsPerTable,
       },
     );
     coercion ??= coercionSummary(s.coerced);
@@ -514,7 +525,12 @@ async function build(
     updates.length = 0;
     changes.length = 0;
     if (json && json.accepted.length > 0) evolveFor(json.batchType, json.fit);
-    avro = evolveForAvro(table, avro, (struct) => evolveFor(struct, { declared: true }), letter);
+    avro = evolveForAvro(
+      table,
+      avro,
+      (struct) => evolveFor(struct, { declared: true }, cfg.limits.maxColumnsPerTable),
+      letter,
+    );
     schema = currentSchema(meta);
     spec = defaultSpec(meta);
     const converted = json ? convertRecords(table, schema, json.accepted) : undefined;
@@ -640,6 +656,13 @@ type AvroDecoded = Extract<Decoded, { kind: 'avro' }>;
  * declared, so a wider one promotes the column) and returns the items whose version joined; the
  * records of a version that cannot join are type conflicts.
  */
+/** A writer schema that would take the table past `guards.maxColumnsPerTable`. */
+class ColumnLimit extends Error {
+  constructor(columns: number, limit: number) {
+    super(`the table would have ${columns} columns, limit ${limit}`);
+  }
+}
+
 function evolveForAvro(
   table: string,
   items: readonly AvroDecoded[],
@@ -655,16 +678,21 @@ function evolveForAvro(
         evolveFor(d.decoded.struct);
         verdict.set(v, undefined);
       } catch (e) {
-        if (!isFloeError(e, ErrorKind.SchemaIncompatible)) throw e;
+        if (!(e instanceof ColumnLimit) && !isFloeError(e, ErrorKind.SchemaIncompatible)) throw e;
         verdict.set(
           v,
-          `table '${table}': schema '${d.decoded.schemaName}' version ${d.decoded.versionNumber}: ${e.message}`,
+          `${e instanceof ColumnLimit ? 'guard maxColumnsPerTable: ' : ''}table '${table}': schema '${d.decoded.schemaName}' version ${d.decoded.versionNumber}: ${e.message}`,
         );
       }
     }
     const why = verdict.get(v);
     if (why === undefined) joined.push(d);
-    else letter(d.item, DeadLetterReason.TypeConflict, why);
+    else
+      letter(
+        d.item,
+        why.startsWith('guard ') ? DeadLetterReason.GuardMaxColumns : DeadLetterReason.TypeConflict,
+        why,
+      );
   }
   return joined;
 }

@@ -23,6 +23,8 @@ export const DeadLetterReason = {
   GuardMaxColumns: 'guard-max-columns',
   /** `guards.maxNestingDepth`: the record nests deeper than the limit. */
   GuardMaxDepth: 'guard-max-depth',
+  /** `guards.maxRecordBytes`: the record is larger than the limit (refused before parsing). */
+  GuardMaxRecordBytes: 'guard-max-record-bytes',
   /** A `consolidate` rule took the record but could not shape it (a discriminator is missing). */
   ConsolidationFailed: 'consolidation-failed',
   /**

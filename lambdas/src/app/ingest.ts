@@ -18,6 +18,7 @@ import {
   hasRecordRules,
   hintsFor,
   partitionCandidatesFor,
+  readerDepthLimit,
   tableId,
   typeConflictFor,
 } from '../config.ts';
@@ -25,6 +26,7 @@ import { ErrorKind, isFloeError } from '../errors.ts';
 import { dataFileToJson, withoutColumnMetrics } from '../iceberg/manifest/data-file-json.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
 import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
+import type { IcebergType, StructType } from '../iceberg/types.ts';
 import type { Row } from '../iceberg/values.ts';
 import { supportsColumnar } from '../parquet/index.ts';
 import type { Catalog, LoadedTable } from '../ports/catalog.ts';
@@ -54,7 +56,7 @@ import {
 import { coercionSummary, screen, stage, writeRows } from './load-generic.ts';
 import type { LoadDeps, PendingRecord } from './load-types.ts';
 import { encodeFragment, type FragmentRecord } from './pending-fragment.ts';
-import { RecordRules } from './record-rules.ts';
+import { RecordRules, schemaColumnPaths } from './record-rules.ts';
 import { errorText, type ParquetEncoder } from './row-files.ts';
 import type { TableCache } from './table-cache.ts';
 import { evolve, UseGenericPath } from './table-staging.ts';
@@ -187,8 +189,20 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
   };
 
   // 1. Decode and route every record.
+  const limits = cfg.limits;
+  const readerDepth = readerDepthLimit(cfg);
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;
+    if (r.data.length > limits.maxRecordBytes) {
+      reject(
+        letter(
+          i,
+          DeadLetterReason.GuardMaxRecordBytes,
+          `guard maxRecordBytes: record is ${r.data.length} bytes, limit ${limits.maxRecordBytes}`,
+        ),
+      );
+      continue;
+    }
     if (fast) {
       const route = takeFast(() => fast.takeBytes(r.data, 0, r.data.length, i, shardId, i + 1));
       if (route === true) continue;
@@ -200,7 +214,7 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
     let decoded: Awaited<ReturnType<typeof decodeRecord>>;
     if (cfg.format === 'json') {
       try {
-        decoded = decodeJsonRecord(r.data);
+        decoded = decodeJsonRecord(r.data, { maxDepth: readerDepth });
       } catch (e) {
         // Pure code that threw: a bug, isolated to this record (a retry would fail the same way).
         reject(letter(i, DeadLetterReason.WriteFailed, `reading the record: ${errorText(e)}`));
@@ -212,6 +226,7 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
           format: cfg.format,
           jsonFallback: cfg.jsonFallback,
           lookupSchema: (id) => registryOf(deps).getSchemaVersion(id),
+          json: { maxDepth: readerDepth },
         });
       } catch (e) {
         // The registry is unreachable: stage what came before, retry from this record.
@@ -233,19 +248,21 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
         reject(letter(i, routeReason(route.reason), route.detail));
         continue;
       }
+      let avro = decoded;
       if (rules) {
         const checked = await rules.checkTyped(decoded.row, decoded.struct, route.table);
         if (!checked.ok) {
           reject(letter(i, checked.reason, checked.detail, route.table));
           continue;
         }
-        workFor(route.table).avro.push({
-          index: i,
-          decoded: { ...decoded, row: checked.row, struct: checked.struct },
-        });
+        avro = { ...decoded, row: checked.row, struct: checked.struct };
+      }
+      const beyond = beyondLimits(avro, limits);
+      if (beyond) {
+        reject(letter(i, beyond.reason, beyond.detail, route.table));
         continue;
       }
-      workFor(route.table).avro.push({ index: i, decoded });
+      workFor(route.table).avro.push({ index: i, decoded: avro });
       continue;
     }
     let obj = decoded.value as JsonObject;
@@ -462,6 +479,7 @@ async function stageTable(
       { base },
       {
         coerce: typeConflictFor(cfg, w.table) === 'coerce',
+        maxColumns: cfg.limits.maxColumnsPerTable,
       },
     );
     coerced = coercionSummary(screened.coerced);
@@ -685,6 +703,49 @@ function routingView(row: Row, field: string): Record<string, unknown> {
   }
   if (v !== undefined) at[path[path.length - 1]!] = v;
   return out;
+}
+
+/** Why an Avro record's (reshaped) writer schema is beyond the column or depth limit, if it is. */
+function beyondLimits(
+  d: DecodedAvro,
+  limits: FloeConfig['limits'],
+): { reason: DeadLetter['reason']; detail: string } | undefined {
+  const shape = typeShape(d.struct);
+  const schema = `schema '${d.schemaName}' version ${d.versionNumber}`;
+  if (shape.columns > limits.maxColumnsPerTable) {
+    return {
+      reason: DeadLetterReason.GuardMaxColumns,
+      detail: `guard maxColumnsPerTable: ${schema} has ${shape.columns} columns, limit ${limits.maxColumnsPerTable}`,
+    };
+  }
+  if (shape.depth > limits.maxNestingDepth) {
+    return {
+      reason: DeadLetterReason.GuardMaxDepth,
+      detail: `guard maxNestingDepth: ${schema} nests ${shape.depth} levels, limit ${limits.maxNestingDepth}`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * A writer schema's size for the limits: its columns (nested fields count) and its levels of
+ * structs and lists, as JSON nesting counts them. Cached per schema (a few per stream).
+ */
+function typeShape(t: StructType): { columns: number; depth: number } {
+  let shape = typeShapes.get(t);
+  if (shape === undefined) {
+    shape = { columns: schemaColumnPaths({ schemaId: 0, fields: t.fields }).size, depth: nestingOfType(t) };
+    typeShapes.set(t, shape);
+  }
+  return shape;
+}
+const typeShapes = new WeakMap<StructType, { columns: number; depth: number }>();
+
+function nestingOfType(t: IcebergType): number {
+  if (t.kind === 'struct') return 1 + t.fields.reduce((m, f) => Math.max(m, nestingOfType(f.type)), 0);
+  if (t.kind === 'list') return 1 + nestingOfType(t.element);
+  if (t.kind === 'map') return 1 + Math.max(nestingOfType(t.key), nestingOfType(t.value));
+  return 0;
 }
 
 /** The fast path's verdict; an exception it did not foresee sends the record to the generic path. */

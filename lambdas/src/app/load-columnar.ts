@@ -27,8 +27,8 @@ import type { RouteResult, Router } from '../routing/index.ts';
 import { type FitOptions, fitToExisting } from '../schema/fit.ts';
 import { columnNeeds } from '../schema/promote.ts';
 import { ColumnarTableBatch, gatherRows, partitionGroups } from './columnar-batch.ts';
-
 import type { LoadDeps, PendingRecord, TableLoadResult } from './load-types.ts';
+import { schemaColumnPaths } from './record-rules.ts';
 import {
   codecOf,
   commitStaged,
@@ -59,7 +59,7 @@ export type FailedRoute = Extract<RouteResult, { ok: false }>;
 
 export class FastPath {
   readonly tables = new Map<string, ColumnarTableBatch>();
-  private readonly scanner = new ShapeScanner();
+  private readonly scanner: ShapeScanner;
   private readonly routes = new Map<string, RouteResult>();
   /** Routing values seen, as UTF-8 bytes, with their route (a handful of event types). */
   private readonly byteRoutes: { readonly bytes: Uint8Array; readonly route: RouteResult }[] = [];
@@ -87,6 +87,7 @@ export class FastPath {
     private readonly router: Router,
   ) {
     this.field = cfg.routing.routingField;
+    this.scanner = new ShapeScanner({ maxDepth: cfg.limits.maxNestingDepth });
   }
 
   /** true: taken; a failed route: dead-letter it; undefined: use the generic path. */
@@ -177,9 +178,11 @@ export async function loadTableColumnar(
   if (!batchType || batchType.fields.length === 0) return undefined;
   const exists = await deps.catalog.tableExists(id);
   let fit: FitOptions = {};
+  let have = new Set<string>();
   if (exists) {
     const base = await deps.catalog.loadTable(id);
     const current = currentSchema(base.metadata);
+    have = schemaColumnPaths(current);
     fit = columnarFit(current, batch, batchType, hints);
     try {
       unionByName(
@@ -194,6 +197,10 @@ export async function loadTableColumnar(
       throw e;
     }
   }
+  // Past `guards.maxColumnsPerTable`: the generic path admits records one by one.
+  let columns = have.size;
+  for (const p of schemaColumnPaths({ schemaId: 0, fields: batchType.fields })) if (!have.has(p)) columns++;
+  if (columns > cfg.limits.maxColumnsPerTable) return undefined;
   const stageFor = async (base: LoadedTable, files: string[]) => {
     const ev = evolve(base, batchType, candidates, fit);
     if (!supportsColumnar(ev.schema)) throw new UseGenericPath();

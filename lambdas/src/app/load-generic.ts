@@ -26,6 +26,7 @@ import { columnNeeds, measureRecords } from '../schema/promote.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 
 import type { LoadDeps, PendingRecord, TableLoadResult } from './load-types.ts';
+import { columnPathsOf, schemaColumnPaths } from './record-rules.ts';
 import { encodeRows, errorText } from './row-files.ts';
 import {
   codecOf,
@@ -57,7 +58,7 @@ export async function loadTable(
     new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps }),
     () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps }),
     undefined,
-    { coerce: typeConflictFor(cfg, name) === 'coerce' },
+    { coerce: typeConflictFor(cfg, name) === 'coerce', maxColumns: cfg.limits.maxColumnsPerTable },
   );
   const coercion = coercionSummary(screened.coerced);
   let deadLetters = screened.rejected.length;
@@ -169,8 +170,11 @@ export async function screen(
   newInferrer: () => StructInferrer,
   /** The table as already loaded (`{ base: undefined }`: it does not exist); omitted: load it. */
   known?: { readonly base: LoadedTable | undefined },
-  /** The `coerce` type-conflict policy: values are first converted to their columns' types when lossless. */
-  policy: { readonly coerce?: boolean } = {},
+  /**
+   * `coerce`: the type-conflict policy (values are first converted to their columns' types when
+   * lossless); `maxColumns`: the table's column limit (`guards.maxColumnsPerTable`).
+   */
+  policy: { readonly coerce?: boolean; readonly maxColumns?: number } = {},
 ): Promise<Screened> {
   const name = id.name;
   const exists = known ? known.base !== undefined : await deps.catalog.tableExists(id);
@@ -206,43 +210,70 @@ export async function screen(
     }
   };
 
-  let conflicted = false;
-  for (const r of records) {
-    if (addOrThrown(inferrer, r.value)) {
-      conflicted = true;
-      break;
+  /** One pass of conflict screening and the column limit over `pool`. */
+  const screenRound = (pool: readonly PendingRecord[], first: StructInferrer) => {
+    let conflicted = false;
+    for (const r of pool) {
+      if (addOrThrown(first, r.value)) {
+        conflicted = true;
+        break;
+      }
     }
-  }
-  let accepted: PendingRecord[] = [...records];
-  const rejected: DeadLetter[] = [];
-  let inferred = inferrer.result();
-  if (conflicted || joinsTable(inferred) !== undefined) {
-    accepted = [];
-    let together = newInferrer();
-    for (const r of records) {
-      if (current) {
-        const one = newInferrer();
-        const own = addOrThrown(one, r.value);
-        const why = own ? `table '${name}': ${own.message}` : joinsTable(one.result());
-        if (why !== undefined) {
-          rejected.push(deadLetterOf(r, reasonOf(own), why, name));
-          continue;
+    let accepted: PendingRecord[] = [...pool];
+    const rejected: DeadLetter[] = [];
+    let inferred = first.result();
+    if (conflicted || joinsTable(inferred) !== undefined) {
+      accepted = [];
+      let together = newInferrer();
+      for (const r of pool) {
+        if (current) {
+          const one = newInferrer();
+          const own = addOrThrown(one, r.value);
+          const why = own ? `table '${name}': ${own.message}` : joinsTable(one.result());
+          if (why !== undefined) {
+            rejected.push(deadLetterOf(r, reasonOf(own), why, name));
+            continue;
+          }
         }
+        const clash = addOrThrown(together, r.value);
+        if (clash?.thrown) {
+          // It may have stopped half way through the record: rebuild without it.
+          together = newInferrer();
+          for (const a of accepted) together.add(a.value);
+        }
+        if (clash) rejected.push(deadLetterOf(r, reasonOf(clash), `table '${name}': ${clash.message}`, name));
+        else accepted.push(r);
       }
-      const clash = addOrThrown(together, r.value);
-      if (clash?.thrown) {
-        // It may have stopped half way through the record: rebuild without it.
-        together = newInferrer();
-        for (const a of accepted) together.add(a.value);
-      }
-      if (clash) rejected.push(deadLetterOf(r, reasonOf(clash), `table '${name}': ${clash.message}`, name));
-      else accepted.push(r);
+      inferred = together.result();
     }
-    inferred = together.result();
+    if (policy.maxColumns !== undefined) {
+      const within = admitColumns(name, current, accepted, inferred, policy.maxColumns);
+      if (within.rejected.length > 0) {
+        rejected.push(...within.rejected);
+        accepted = within.accepted;
+        inferred = inferAll(newInferrer(), accepted).result();
+      }
+    }
+    return { accepted, rejected, inferred };
+  };
+
+  // Records whose values fit no column (settle) are refused last; if others were refused as
+  // conflicting before, the refused one may be what they conflicted with: then the rest is
+  // screened again without it, so a dead letter never decides the fate of another record.
+  const refused: DeadLetter[] = [];
+  let pool = records;
+  let round = screenRound(pool, inferrer);
+  let settled = settle(name, base, round.accepted, round.inferred, newInferrer, inferrer.hints, []);
+  while (settled.rejected.length > 0 && round.rejected.length > 0) {
+    refused.push(...settled.rejected);
+    const kept = new Set(settled.accepted);
+    const gone = new Set(round.accepted.filter((r) => !kept.has(r)));
+    pool = pool.filter((r) => !gone.has(r));
+    round = screenRound(pool, newInferrer());
+    settled = settle(name, base, round.accepted, round.inferred, newInferrer, inferrer.hints, []);
   }
-  const settled = settle(name, base, accepted, inferred, newInferrer, inferrer.hints, []);
-  accepted = settled.accepted;
-  rejected.push(...settled.rejected);
+  let accepted = settled.accepted;
+  const rejected = [...round.rejected, ...refused, ...settled.rejected];
   const { batchType, fit } = settled;
   const columns = (current?.fields.length ?? 0) + batchType.fields.length;
   if (columns === 0) {
@@ -261,6 +292,40 @@ export async function screen(
   }
   rejected.sort((a, b) => order(a) - order(b));
   return { accepted, rejected, batchType, fit, exists, coerced };
+}
+
+/**
+ * `guards.maxColumnsPerTable`: when the batch would take the table past the limit, records are
+ * admitted in input order while their new columns (nested fields count) still fit; the rest are
+ * dead letters. Within the limit (the usual case) this costs one count.
+ */
+function admitColumns(
+  table: string,
+  current: Schema | undefined,
+  records: readonly PendingRecord[],
+  inferred: StructType,
+  limit: number,
+): { accepted: PendingRecord[]; rejected: DeadLetter[] } {
+  const have = current ? schemaColumnPaths(current) : new Set<string>();
+  const batch = schemaColumnPaths({ schemaId: 0, fields: inferred.fields });
+  let total = have.size;
+  for (const p of batch) if (!have.has(p)) total++;
+  if (total <= limit) return { accepted: [...records], rejected: [] };
+  const accepted: PendingRecord[] = [];
+  const rejected: DeadLetter[] = [];
+  for (const r of records) {
+    const mine = new Set<string>();
+    columnPathsOf(r.value, '', mine);
+    const added = [...mine].filter((p) => !have.has(p));
+    if (have.size + added.length > limit) {
+      const detail = `guard maxColumnsPerTable: table '${table}' would have ${have.size + added.length} columns, limit ${limit}`;
+      rejected.push(deadLetterOf(r, DeadLetterReason.GuardMaxColumns, detail, table));
+      continue;
+    }
+    for (const p of added) have.add(p);
+    accepted.push(r);
+  }
+  return { accepted, rejected };
 }
 
 /** A conflict, or an exception inference did not foresee (isolated to its record: `thrown`). */

@@ -1,5 +1,5 @@
-import { hasRecordRules, tableId } from '../config.ts';
-import { JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
+import { hasRecordRules, readerDepthLimit, tableId } from '../config.ts';
+import { isTooDeep, JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
 import { invalidUtf8Offset } from '../records/shape-scanner.ts';
 import { compileConsolidation } from '../routing/consolidate.ts';
 import { compileRouter, type RouteResult } from '../routing/index.ts';
@@ -67,6 +67,8 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
   const fast =
     deps.fastPath !== false && fastRouting(deps.config) ? new FastPath(deps.config, router) : undefined;
   let lines = 0;
+  const maxBytes = deps.config.limits.maxRecordBytes;
+  const readerDepth = readerDepthLimit(deps.config);
   for (const src of sources) {
     let n = 0;
     /**
@@ -91,13 +93,14 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
       if (raw.trim() === '') return;
       let value: JsonValue;
       try {
-        value = parseJsonRecord(raw);
+        value = parseJsonRecord(raw, { maxDepth: readerDepth });
       } catch (e) {
+        const deep = isTooDeep(e);
         await reject({
           source: src.name,
           line: n,
-          reason: DeadLetterReason.MalformedJson,
-          detail: errText(e),
+          reason: deep ? DeadLetterReason.GuardMaxDepth : DeadLetterReason.MalformedJson,
+          detail: deep ? `guard maxNestingDepth: record ${errText(e)}` : errText(e),
           raw,
         });
         return;
@@ -155,6 +158,14 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
       }
       bucket.push({ seq: lines, source: src.name, line: n, raw, value: obj });
     };
+    /** A record over `guards.maxRecordBytes`: refused before any parsing, in constant time. */
+    const tooLarge = (bytes: Uint8Array | undefined, size: number): DeadLetter => ({
+      source: src.name,
+      line: n,
+      reason: DeadLetterReason.GuardMaxRecordBytes,
+      detail: `guard maxRecordBytes: record is ${size} bytes, limit ${maxBytes}`,
+      raw: bytes === undefined ? '' : utf8Decoder.decode(bytes),
+    });
     const progress = () => {
       if (n % 50_000 === 0) deps.onProgress?.({ kind: 'read', source: src.name, lines: n });
     };
@@ -169,7 +180,9 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
           n++;
           lines++;
           progress();
-          if (!isBlank(chunk, pos, end)) {
+          if (end - pos > maxBytes) {
+            await reject(tooLarge(chunk.subarray(pos, end), end - pos));
+          } else if (!isBlank(chunk, pos, end)) {
             const route = takeFast(() => fast?.takeBytes(chunk, pos, end, lines, src.name, n));
             if (route !== true) {
               const bytes = chunk.subarray(pos, end);
@@ -203,6 +216,11 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
           lines++;
           progress();
           if (raw.trim() === '') continue;
+          const bytes = raw.length * 3 > maxBytes ? Buffer.byteLength(raw) : 0;
+          if (bytes > maxBytes) {
+            await reject({ ...tooLarge(undefined, bytes), raw });
+            continue;
+          }
           const route = takeFast(() => fast?.take(raw, lines, src.name, n));
           if (route === true) continue;
           if (route !== undefined) {

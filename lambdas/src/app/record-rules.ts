@@ -1,22 +1,20 @@
 /**
- * Field lists (keep / drop / only) and guards (allow-list regex, maxTables, maxColumnsPerTable,
- * maxNestingDepth), applied to each routed record before it is grouped by table (DESIGN §3).
+ * Field lists (keep / drop / only) and the table guards (allow-list regex, maxTables), applied to
+ * each routed record before it is grouped by table (DESIGN §3).
  *
  * Checks run in this order, the first failure dead-letters the record: `guard-allow-tables`,
- * field projection (drop / only), `missing-kept-field`, `guard-max-depth`, `guard-max-tables`,
- * `guard-max-columns`. A table counts against `maxTables` only once a record for it passed every
- * other check; a record's columns count against `maxColumnsPerTable` only once it is admitted.
- * Columns are counted from the record as conservatively as inference would add them (nested
- * fields count; a key holding only nulls, empty arrays or empty objects adds none).
+ * field projection (drop / only), `missing-kept-field`, `guard-max-tables`. A table counts against
+ * `maxTables` only once a record for it passed every other check. The limits (record size,
+ * nesting depth, columns per table) hold on every path, configured or not, and are enforced where
+ * records are read (size, depth) and where a table's schema is decided (`screen`: columns).
  *
  * A table's field lists are the global ones composed with its own (`composeFieldRules` in
  * config.ts); every caller (load, ingest, committer; JSON and Avro) gets them from `fieldsFor`.
  */
 
-import { anchoredRegExp, type FieldRules, type FloeConfig, fieldRulesFor, tableId } from '../config.ts';
+import { anchoredRegExp, type FieldRules, type FloeConfig, fieldRulesFor } from '../config.ts';
 import { ErrorKind, isFloeError } from '../errors.ts';
 import type { Schema } from '../iceberg/schema.ts';
-import { currentSchema } from '../iceberg/table-metadata.ts';
 import type { IcebergType, NestedField, StructType } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
 import type { Catalog } from '../ports/catalog.ts';
@@ -95,12 +93,12 @@ function hasValueAt(v: JsonValue | undefined, parts: readonly string[], i: numbe
   return false;
 }
 
-/** Deepest object nesting: `{}` and `{a: 1}` are 1, `{a: {b: 1}}` is 2; arrays add none. */
+/** Deepest nesting of objects and arrays: `{}` and `{a: 1}` are 1, `{a: {b: 1}}` and `{a: [1]}` 2. */
 export function nestingDepth(v: JsonValue): number {
   if (Array.isArray(v)) {
     let d = 0;
     for (const e of v) d = Math.max(d, nestingDepth(e));
-    return d;
+    return 1 + d;
   }
   if (!isObject(v)) return 0;
   let d = 0;
@@ -195,13 +193,6 @@ function hasTypedValueAt(v: IcebergValue, parts: readonly string[], i: number): 
   return hasTypedValueAt((v as Record<string, IcebergValue>)[parts[i]!], parts, i + 1);
 }
 
-function structDepth(t: IcebergType): number {
-  if (t.kind === 'list') return structDepth(t.element);
-  if (t.kind === 'map') return Math.max(structDepth(t.key), structDepth(t.value));
-  if (t.kind !== 'struct') return 0;
-  return 1 + t.fields.reduce((d, f) => Math.max(d, structDepth(f.type)), 0);
-}
-
 export type TypedRuleResult =
   | { readonly ok: true; readonly struct: StructType; readonly row: Row }
   | { readonly ok: false; readonly reason: DeadLetterReason; readonly detail: string };
@@ -226,12 +217,9 @@ export class RecordRules {
   private readonly fields = new Map<string, CompiledFields>();
   /** Tables the namespace holds or this load will create (only tracked with maxTables). */
   private readonly tables: Set<string>;
-  /** Column paths per table: the existing schema's plus those of admitted records. */
-  private readonly columns = new Map<string, Set<string>>();
 
   private constructor(
     private readonly cfg: FloeConfig,
-    private readonly catalog: Catalog,
     existing: readonly string[],
   ) {
     const g = cfg.guards;
@@ -248,7 +236,7 @@ export class RecordRules {
         if (!isFloeError(e, ErrorKind.NotFound)) throw e; // no namespace yet: no tables
       }
     }
-    return new RecordRules(cfg, catalog, existing);
+    return new RecordRules(cfg, existing);
   }
 
   /** The table's composed field rules (global plus its own), compiled once per table. */
@@ -259,18 +247,6 @@ export class RecordRules {
       this.fields.set(table, f);
     }
     return f;
-  }
-
-  private async columnsOf(table: string): Promise<Set<string>> {
-    let c = this.columns.get(table);
-    if (c === undefined) {
-      const id = tableId(this.cfg, table);
-      c = (await this.catalog.tableExists(id))
-        ? schemaColumnPaths(currentSchema((await this.catalog.loadTable(id)).metadata))
-        : new Set<string>();
-      this.columns.set(table, c);
-    }
-    return c;
   }
 
   /** Applies every rule to a record routed to `table`. */
@@ -286,6 +262,18 @@ export class RecordRules {
     let value = record;
     if (f.drop) value = project(value, f.drop, false) as Record<string, JsonValue>;
     if (f.only) value = project(value, f.only, true) as Record<string, JsonValue>;
+    if (this.cfg.fields !== undefined) {
+      // With field lists the reader only enforced a ceiling (readerDepthLimit): the depth guard
+      // judges what remains after them.
+      const depth = nestingDepth(value);
+      const limit = this.cfg.limits.maxNestingDepth;
+      if (depth > limit) {
+        return fail(
+          DeadLetterReason.GuardMaxDepth,
+          `guard maxNestingDepth: table '${table}': record nests ${depth} levels, limit ${limit}`,
+        );
+      }
+    }
     if (f.keep) {
       const missing = f.keep.filter((p) => !hasValueAt(value, p, 0));
       if (missing.length > 0) {
@@ -295,34 +283,12 @@ export class RecordRules {
         );
       }
     }
-    if (g?.maxNestingDepth !== undefined) {
-      const depth = nestingDepth(value);
-      if (depth > g.maxNestingDepth) {
-        return fail(
-          DeadLetterReason.GuardMaxDepth,
-          `guard maxNestingDepth: table '${table}': record nests ${depth} levels, limit ${g.maxNestingDepth}`,
-        );
-      }
-    }
     const newTable = g?.maxTables !== undefined && !this.tables.has(table);
     if (newTable && this.tables.size >= g.maxTables!) {
       return fail(
         DeadLetterReason.GuardMaxTables,
         `guard maxTables: table '${table}' would be table ${this.tables.size + 1} in namespace '${this.cfg.namespace}', limit ${g.maxTables}`,
       );
-    }
-    if (g?.maxColumnsPerTable !== undefined) {
-      const have = await this.columnsOf(table);
-      const mine = new Set<string>();
-      columnPathsOf(value, '', mine);
-      const added = [...mine].filter((p) => !have.has(p));
-      if (have.size + added.length > g.maxColumnsPerTable) {
-        return fail(
-          DeadLetterReason.GuardMaxColumns,
-          `guard maxColumnsPerTable: table '${table}' would have ${have.size + added.length} columns, limit ${g.maxColumnsPerTable}`,
-        );
-      }
-      for (const p of added) have.add(p);
     }
     if (newTable) this.tables.add(table);
     return { ok: true, value };
@@ -354,31 +320,12 @@ export class RecordRules {
         ) as TypedRuleResult;
       }
     }
-    if (g?.maxNestingDepth !== undefined && structDepth(shaped) > g.maxNestingDepth) {
-      return fail(
-        DeadLetterReason.GuardMaxDepth,
-        `guard maxNestingDepth: table '${table}': schema nests ${structDepth(shaped)} levels, limit ${g.maxNestingDepth}`,
-      ) as TypedRuleResult;
-    }
     const newTable = g?.maxTables !== undefined && !this.tables.has(table);
     if (newTable && this.tables.size >= g.maxTables!) {
       return fail(
         DeadLetterReason.GuardMaxTables,
         `guard maxTables: table '${table}' would be table ${this.tables.size + 1} in namespace '${this.cfg.namespace}', limit ${g.maxTables}`,
       ) as TypedRuleResult;
-    }
-    if (g?.maxColumnsPerTable !== undefined) {
-      const have = await this.columnsOf(table);
-      const added = [...schemaColumnPaths({ schemaId: 0, fields: shaped.fields })].filter(
-        (p) => !have.has(p),
-      );
-      if (have.size + added.length > g.maxColumnsPerTable) {
-        return fail(
-          DeadLetterReason.GuardMaxColumns,
-          `guard maxColumnsPerTable: table '${table}' would have ${have.size + added.length} columns, limit ${g.maxColumnsPerTable}`,
-        ) as TypedRuleResult;
-      }
-      for (const p of added) have.add(p);
     }
     if (newTable) this.tables.add(table);
     return { ok: true, struct: shaped, row: shapedRow };

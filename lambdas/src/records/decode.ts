@@ -21,6 +21,7 @@ import type { SchemaVersion } from '../ports/schema-registry.ts';
 import { type CompiledAvroSchema, compileAvroSchema } from '../schema/avro-to-iceberg.ts';
 import { type GsrFrame, type GsrFrameError, isGsrFramed, parseGsrFrame } from './gsr.ts';
 import {
+  isTooDeep,
   JsonNumberText,
   type JsonObject,
   type JsonValue,
@@ -47,6 +48,8 @@ export const DecodeFailureReason = {
   UnsupportedSchema: 'unsupported-schema',
   /** The payload is not a datum of the writer schema (truncated, trailing bytes, bad values). */
   AvroDecodeFailed: 'avro-decode-failed',
+  /** Valid JSON that nests deeper than `guards.maxNestingDepth` (the parser's `maxDepth`). */
+  GuardMaxDepth: 'guard-max-depth',
 } as const;
 export type DecodeFailureReason = (typeof DecodeFailureReason)[keyof typeof DecodeFailureReason];
 
@@ -131,6 +134,11 @@ export function decodeJsonRecord(
   try {
     value = parseJsonRecord(text, options);
   } catch (e) {
+    if (isTooDeep(e))
+      return failure(
+        DecodeFailureReason.GuardMaxDepth,
+        `guard maxNestingDepth: record ${(e as Error).message}`,
+      );
     return failure(DecodeFailureReason.MalformedJson, `${(e as Error).message}${hint()}`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value) || !isPlainRecord(value)) {

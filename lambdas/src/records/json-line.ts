@@ -48,6 +48,7 @@ let src = '';
 let pos = 0;
 let len = 0;
 let depthLeft = 0;
+let maxDepth = 0;
 let keepText = false;
 /** Index of the next backslash at or after `pos` (`len` when none): strings before it need no unescaping. */
 let nextBackslash = 0;
@@ -65,7 +66,8 @@ export function parseJsonRecord(text: string, options?: ParseOptions): JsonValue
   src = text;
   pos = 0;
   len = text.length;
-  depthLeft = options?.maxDepth ?? DEFAULT_MAX_DEPTH;
+  maxDepth = options?.maxDepth ?? DEFAULT_MAX_DEPTH;
+  depthLeft = maxDepth;
   keepText = options?.exactFractions === true;
   // Two native scans up front let the common string (no escapes) be found with `indexOf`
   // instead of a per-character loop: about twice as fast on event records.
@@ -121,7 +123,17 @@ function literal<V extends JsonValue>(word: string, value: V): V {
 }
 
 function enter(): void {
-  if (--depthLeft < 0) fail('nesting is too deep');
+  if (--depthLeft < 0) {
+    // Not malformed: valid JSON beyond the configured depth (the caller names the guard).
+    throw new FloeError(ErrorKind.DataInvalid, `nests deeper than ${maxDepth} levels of objects and arrays`, {
+      context: { tooDeep: true, limit: maxDepth, byteOffset: utf8Length(src, pos) },
+    });
+  }
+}
+
+/** Whether a parse failed because the record nests deeper than `maxDepth` (a guard, not bad JSON). */
+export function isTooDeep(e: unknown): boolean {
+  return e instanceof FloeError && e.context.tooDeep === true;
 }
 
 function parseObject(): JsonObject {

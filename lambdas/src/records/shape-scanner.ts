@@ -71,8 +71,12 @@ export class ShapeScanner {
   private readonly maxShapes: number;
   private shapes = 0;
 
-  constructor(options: { maxShapes?: number } = {}) {
+  private readonly maxDepth: number;
+
+  constructor(options: { maxShapes?: number; maxDepth?: number } = {}) {
     this.maxShapes = options.maxShapes ?? 4096;
+    // Deeper records go to the generic parser, which refuses them with the guard's reason.
+    this.maxDepth = options.maxDepth ?? 512;
   }
 
   /** The JS string of string slot `i` of the last scan. */
@@ -155,7 +159,7 @@ export class ShapeScanner {
       if (c === 123 /* { */) {
         // `{}` adds no column and never conflicts: the generic path knows those rules.
         if (buf[skipWs(buf, i + 1, end)] === 125) return undefined;
-        depth++;
+        if (++depth > this.maxDepth) return undefined;
         i++;
         first = true;
         continue;

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorKind, FloeError } from '../../../lambdas/src/errors.ts';
 import {
+  isTooDeep,
   JsonNumberText,
   type JsonValue,
   parseJsonRecord,
@@ -118,8 +119,15 @@ describe('parseJsonRecord: structure', () => {
     expect(v).toBe(1n);
     const deep = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`;
     const e = errorOf(deep);
-    expect(e.message).toMatch(/nesting is too deep/);
-    expect(() => parseJsonRecord(`${'['.repeat(20)}${']'.repeat(20)}`, { maxDepth: 10 })).toThrow(/too deep/);
+    expect(e.message).toMatch(/nests deeper than 512 levels/);
+    expect(isTooDeep(e)).toBe(true);
+    expect(() => parseJsonRecord(`${'['.repeat(20)}${']'.repeat(20)}`, { maxDepth: 10 })).toThrow(
+      /nests deeper than 10 levels of objects and arrays/,
+    );
+    expect(isTooDeep(errorOf('{"a":'))).toBe(false); // malformed is not too deep
+    // Objects and arrays both count; the root object is level 1.
+    expect(parseJsonRecord('{"a":[{"b":1}]}', { maxDepth: 3 })).toEqual({ a: [{ b: 1n }] });
+    expect(() => parseJsonRecord('{"a":[{"b":[1]}]}', { maxDepth: 3 })).toThrow(/deeper than 3/);
   });
 });
 
