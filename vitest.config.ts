@@ -3,6 +3,12 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
+    env: {
+      // Floe supports Node 20: keep the AWS SDK's end-of-support notice for Node 20 out of test
+      // output (its documented switch; bin/floe.mjs sets it for the command).
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    },
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -7,18 +7,22 @@
  *              its peak memory in a child process (issue 3)
  *   committer  100 tables × 10 staged files; 1,000-snapshot table vs      bench/streaming.ts
  *              fresh tables (issue 3)
+ *   startup    `floe --help` and `floe tables` vs `node -e 0`, as child      bench/startup.ts
+ *              processes
  *
- * BENCH_ONLY=load|ingest|committer (comma-separated; default all). Sizes: see bench/README.md.
+ * BENCH_ONLY=load|ingest|committer|startup (comma-separated; default all). Sizes: see
+ * bench/README.md.
  */
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { printSummary, type SummaryRow, writeProfileWindows } from './common.ts';
 import { benchLoad } from './load.ts';
+import { benchStartup } from './startup.ts';
 import { benchCommitHistory, benchCommitTables, benchIngest } from './streaming.ts';
 import { startDynalite } from './wiring.ts';
 
-const ALL = ['load', 'ingest', 'committer'] as const;
+const ALL = ['load', 'ingest', 'committer', 'startup'] as const;
 const only = (process.env.BENCH_ONLY ?? ALL.join(','))
   .split(',')
   .map((s) => s.trim())
@@ -46,6 +50,7 @@ async function main() {
         await dynamo.close();
       }
     }
+    if (only.includes('startup')) rows.push(...(await benchStartup(work)));
   } finally {
     if (process.env.BENCH_KEEP === '1') console.log(`\nkept ${work}`);
     else await fs.rm(work, { recursive: true, force: true });

@@ -24,6 +24,7 @@ import {
   type LambdaContext,
   lazyRuntime,
   type MetricGroup,
+  type MetricsSink,
   publishGroups,
 } from './runtime.ts';
 
@@ -37,7 +38,7 @@ export function metricsNamespace(env: Record<string, string | undefined> = proce
 
 export interface HandlerOptions {
   readonly logger?: Logger;
-  readonly metrics?: Metrics;
+  readonly metrics?: MetricsSink;
 }
 
 export type IngestHandler = (event: unknown, context?: LambdaContext) => Promise<KinesisBatchResponse>;

@@ -8,7 +8,6 @@
  * small shared helpers: the Lambda context they read, error summaries for logs and EMF metric
  * groups.
  */
-import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoLedger } from '../adapters/aws/dynamodb-ledger.ts';
 import { DynamoLock } from '../adapters/aws/dynamodb-lock.ts';
 import { GlueCatalog } from '../adapters/aws/glue-catalog.ts';
@@ -187,11 +186,21 @@ export interface MetricGroup {
 export type MetricUnitName = 'Count' | 'Milliseconds' | 'Bytes';
 
 /**
+ * Where a handler's metrics go: Powertools `Metrics` in Lambda (EMF lines on stdout, which
+ * CloudWatch turns into metrics); the local stack passes one that drops them (local/stack.ts).
+ */
+export interface MetricsSink {
+  addDimension(name: string, value: string): void;
+  addMetric(name: string, unit: MetricUnitName, value: number): void;
+  publishStoredMetrics(): void;
+}
+
+/**
  * Publishes each group as its own EMF record. Powertools keeps one value per metric name and one
  * set of dimension values per flush, so metrics of different tables (or reasons) must never share
  * a flush: each group is added and flushed on its own.
  */
-export function publishGroups(metrics: Metrics, groups: readonly MetricGroup[]): void {
+export function publishGroups(metrics: MetricsSink, groups: readonly MetricGroup[]): void {
   for (const g of groups) {
     if (g.metrics.length === 0) continue;
     for (const [name, value] of Object.entries(g.dimensions ?? {})) metrics.addDimension(name, value);

@@ -29,6 +29,7 @@ import type { IngestDeps } from '../app/ingest.ts';
 import { TableCache } from '../app/table-cache.ts';
 import type { FloeConfig } from '../config.ts';
 import { METRICS_NAMESPACE, makeIngestHandler } from '../handlers/ingest.ts';
+import type { MetricsSink } from '../handlers/runtime.ts';
 import type { Clock, Ids } from '../ports/clock.ts';
 import type { KinesisBatchResponse, KinesisEvent } from '../records/kinesis-event.ts';
 
@@ -51,6 +52,13 @@ export interface LocalStackOptions {
 }
 
 export type IngestHandler = (event: KinesisEvent) => Promise<KinesisBatchResponse>;
+
+/** The local handlers' metrics when not debugging: dropped. */
+const noMetrics: MetricsSink = {
+  addDimension: () => undefined,
+  addMetric: () => undefined,
+  publishStoredMetrics: () => undefined,
+};
 
 export class LocalStack {
   readonly store: LocalObjectStore;
@@ -153,21 +161,16 @@ export class LocalStack {
    */
   ingestHandler(deps: IngestDeps = this.ingestDeps()): IngestHandler {
     const level = (process.env.FLOE_LOG_LEVEL ?? 'SILENT').toUpperCase();
-    const quiet = {
-      info: () => undefined,
-      warn: () => undefined,
-      error: () => undefined,
-      debug: () => undefined,
-    };
     const logger = new Logger({
       serviceName: 'floe-ingest',
       logLevel: level as 'SILENT',
     });
-    const metrics = new Metrics({
-      namespace: METRICS_NAMESPACE,
-      serviceName: 'floe-ingest',
-      ...(level === 'DEBUG' ? {} : { logger: quiet }),
-    });
+    // Powertools writes EMF straight to stdout whatever its options say, so the default is a
+    // sink that drops them: the demo's and `floe local up`'s own lines stay readable.
+    const metrics =
+      level === 'DEBUG'
+        ? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'floe-ingest' })
+        : noMetrics;
     return makeIngestHandler(
       () => ({ ingestDeps: () => deps, committerDeps: (owner: string) => this.committerDeps({ owner }) }),
       {
