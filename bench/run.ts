@@ -9,8 +9,10 @@
  *              fresh tables (issue 3)
  *   startup    `floe --help` and `floe tables` vs `node -e 0`, as child      bench/startup.ts
  *              processes
+ *   wide       one record of 1k…16k keys (linear per doubling), and the    bench/wide.ts
+ *              records past the default guards (< 1 s each) (issue 10)
  *
- * BENCH_ONLY=load|ingest|committer|startup (comma-separated; default all). Sizes: see
+ * BENCH_ONLY=load|ingest|committer|startup|wide (comma-separated; default all). Sizes: see
  * bench/README.md.
  */
 import { promises as fs } from 'node:fs';
@@ -20,9 +22,10 @@ import { printSummary, type SummaryRow, writeProfileWindows } from './common.ts'
 import { benchLoad } from './load.ts';
 import { benchStartup } from './startup.ts';
 import { benchCommitHistory, benchCommitTables, benchIngest } from './streaming.ts';
+import { benchWide } from './wide.ts';
 import { startDynalite } from './wiring.ts';
 
-const ALL = ['load', 'ingest', 'committer', 'startup'] as const;
+const ALL = ['load', 'ingest', 'committer', 'startup', 'wide'] as const;
 const only = (process.env.BENCH_ONLY ?? ALL.join(','))
   .split(',')
   .map((s) => s.trim())
@@ -51,6 +54,7 @@ async function main() {
       }
     }
     if (only.includes('startup')) rows.push(...(await benchStartup(work)));
+    if (only.includes('wide')) rows.push(...(await benchWide(work)));
   } finally {
     if (process.env.BENCH_KEEP === '1') console.log(`\nkept ${work}`);
     else await fs.rm(work, { recursive: true, force: true });

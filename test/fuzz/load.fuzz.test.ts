@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => duck?.close());
 
-const runs = Number(process.env.FLOE_FUZZ_RUNS ?? 300);
+const runs = Number(process.env.FLOE_FUZZ_RUNS ?? 600);
 const seedOf = (fixed: number) => Number(process.env.FLOE_FUZZ_SEED ?? fixed);
 const path = process.env.FLOE_FUZZ_PATH;
 

@@ -22,7 +22,7 @@ afterAll(async () => {
   await dynamo?.close();
 });
 
-const runs = Number(process.env.FLOE_FUZZ_STREAM_RUNS ?? 120);
+const runs = Number(process.env.FLOE_FUZZ_STREAM_RUNS ?? 200);
 const seed = Number(process.env.FLOE_FUZZ_SEED ?? 20_001);
 const path = process.env.FLOE_FUZZ_PATH;
 

@@ -29,11 +29,14 @@ import { promotionFor, widerOf } from '../schema/promote.ts';
 import { parseDateBytes, parseInstantMicrosBytes } from '../schema/temporal.ts';
 
 /**
- * Rows a new column has room for before it grows (doubling). Small, because a record may bring
- * thousands of columns (8,192 rows made 16,000 columns of one row take 2 GB); a column of a
- * 10,000-row batch grows nine times, which costs far less than writing it.
+ * Rows a new column has room for before it grows (doubling): room for a typical batch for the
+ * first columns of a batch, and little for the rest — a record may bring thousands of columns
+ * (8,192 rows each made 16,000 columns of one row take 2 GB).
  */
-const INITIAL_ROWS = 32;
+const INITIAL_ROWS = 8192;
+const INITIAL_ROWS_WIDE = 32;
+/** Columns of a batch that get `INITIAL_ROWS`; event tables rarely have more. */
+const ROOMY_COLUMNS = 256;
 
 const BIT = (k: SlotKind) => 1 << k;
 const STRING = BIT(SlotKind.String);
@@ -185,13 +188,14 @@ export class ColumnarTableBatch {
   private column(path: string, segments: readonly string[]): ColumnAcc {
     let c = this.columns.get(path);
     if (!c) {
+      const rows = this.columns.size < ROOMY_COLUMNS ? INITIAL_ROWS : INITIAL_ROWS_WIDE;
       c = {
         path,
         segments,
         len: 0,
-        rowKinds: new Uint8Array(INITIAL_ROWS),
+        rowKinds: new Uint8Array(rows),
         nums: undefined,
-        heap: new Uint8Array(INITIAL_ROWS * 8),
+        heap: new Uint8Array(rows * 8),
         heapLen: 0,
         ends: undefined,
         kinds: 0,

@@ -204,7 +204,7 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
       continue;
     }
     if (fast) {
-      const route = takeFast(() => fast.takeBytes(r.data, 0, r.data.length, i, shardId, i + 1));
+      const route = fast.takeBytes(r.data, 0, r.data.length, i, shardId, i + 1);
       if (route === true) continue;
       if (route !== undefined) {
         reject(letter(i, routeReason(route.reason), route.detail));
@@ -746,15 +746,6 @@ function nestingOfType(t: IcebergType): number {
   if (t.kind === 'list') return 1 + nestingOfType(t.element);
   if (t.kind === 'map') return 1 + Math.max(nestingOfType(t.key), nestingOfType(t.value));
   return 0;
-}
-
-/** The fast path's verdict; an exception it did not foresee sends the record to the generic path. */
-function takeFast<T>(take: () => T): T | undefined {
-  try {
-    return take();
-  } catch {
-    return undefined;
-  }
 }
 
 export function routeReason(reason: 'no-route' | 'illegal-name' | 'not-allowed'): DeadLetter['reason'] {

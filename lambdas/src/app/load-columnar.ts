@@ -90,9 +90,17 @@ export class FastPath {
     this.scanner = new ShapeScanner({ maxDepth: cfg.limits.maxNestingDepth });
   }
 
-  /** true: taken; a failed route: dead-letter it; undefined: use the generic path. */
+  /**
+   * true: taken; a failed route: dead-letter it; undefined: use the generic path (also when the
+   * scan throws for a reason nobody foresaw: the generic path then isolates the record).
+   */
   take(raw: string, seq: number, source: string, line: number): true | FailedRoute | undefined {
-    const shape = this.scanner.scan(raw);
+    let shape: Shape | undefined;
+    try {
+      shape = this.scanner.scan(raw);
+    } catch {
+      return undefined;
+    }
     return shape ? this.place(shape, seq, source, line, raw) : undefined;
   }
 
@@ -105,7 +113,12 @@ export class FastPath {
     source: string,
     line: number,
   ): true | FailedRoute | undefined {
-    const shape = this.scanner.scanBytes(chunk, start, end);
+    let shape: Shape | undefined;
+    try {
+      shape = this.scanner.scanBytes(chunk, start, end);
+    } catch {
+      return undefined;
+    }
     return shape ? this.place(shape, seq, source, line, chunk, start, end) : undefined;
   }
 

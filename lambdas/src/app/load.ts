@@ -4,14 +4,7 @@ import { invalidUtf8Offset } from '../records/shape-scanner.ts';
 import { compileConsolidation } from '../routing/consolidate.ts';
 import { compileRouter, type RouteResult } from '../routing/index.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
-import {
-  type FailedRoute,
-  FastPath,
-  fastRouting,
-  loadTableColumnar,
-  mergeBySeq,
-  reparse,
-} from './load-columnar.ts';
+import { FastPath, fastRouting, loadTableColumnar, mergeBySeq, reparse } from './load-columnar.ts';
 import { loadTable } from './load-generic.ts';
 import type {
   LoadDeps,
@@ -183,7 +176,7 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
           if (end - pos > maxBytes) {
             await reject(tooLarge(chunk.subarray(pos, end), end - pos));
           } else if (!isBlank(chunk, pos, end)) {
-            const route = takeFast(() => fast?.takeBytes(chunk, pos, end, lines, src.name, n));
+            const route = fast?.takeBytes(chunk, pos, end, lines, src.name, n);
             if (route !== true) {
               const bytes = chunk.subarray(pos, end);
               const raw = decodeLine(bytes);
@@ -221,7 +214,7 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
             await reject({ ...tooLarge(undefined, bytes), raw });
             continue;
           }
-          const route = takeFast(() => fast?.take(raw, lines, src.name, n));
+          const route = fast?.take(raw, lines, src.name, n);
           if (route === true) continue;
           if (route !== undefined) {
             await reject({
@@ -263,18 +256,6 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
     }
   }
   return { lines, rows: tables.reduce((n, t) => n + t.rows, 0), deadLetters: dead, tables, failures };
-}
-
-/**
- * The fast path's verdict on a line; an exception it did not foresee sends the line to the
- * generic path (which isolates it, if it fails there too).
- */
-function takeFast(take: () => true | FailedRoute | undefined): true | FailedRoute | undefined {
-  try {
-    return take();
-  } catch {
-    return undefined;
-  }
 }
 
 /** The line as text, or undefined when it is not valid UTF-8 (never silently U+FFFD). */
