@@ -144,7 +144,27 @@ export async function runStreaming(
 // ---------------------------------------------------------------------------------------------
 // Reading back
 
-async function readTables(duck: Duck, wh: TestWarehouse, out: Outcome): Promise<void> {
+/**
+ * The outcome of a warehouse filled some other way (e.g. `floe local up` + `floe send`): its
+ * tables read back, and its dead letters, each mapped to the fid of its line by `fidOf`.
+ */
+export async function outcomeOf(
+  duck: Duck,
+  wh: Pick<TestWarehouse, 'store' | 'catalog'>,
+  dead: readonly { reason: string; detail: string; raw: string; sequenceNumber?: string }[],
+  fidOf: (d: { raw: string; sequenceNumber?: string }) => number,
+): Promise<Outcome> {
+  const out = emptyOutcome();
+  for (const d of dead) addDead(out, fidOf(d), d.reason, d.detail);
+  await readTables(duck, wh, out);
+  return out;
+}
+
+async function readTables(
+  duck: Duck,
+  wh: Pick<TestWarehouse, 'store' | 'catalog'>,
+  out: Outcome,
+): Promise<void> {
   let tables: string[] = [];
   try {
     tables = await wh.catalog.listTables(NS);

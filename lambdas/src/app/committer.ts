@@ -26,7 +26,12 @@ import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
 import type { StructType } from '../iceberg/types.ts';
 import type { Row } from '../iceberg/values.ts';
 import type { LoadedTable } from '../ports/catalog.ts';
-import { type DeadLetterRecord, type DeadLetterStore, streamDeadLetter } from '../ports/dead-letters.ts';
+import {
+  type DeadLetterRecord,
+  type DeadLetterStore,
+  recordText,
+  streamDeadLetter,
+} from '../ports/dead-letters.ts';
 import { compareSequence, type Ledger, type LedgerEntry, unbrokenRun } from '../ports/ledger.ts';
 import type { Lease, Lock } from '../ports/lock.ts';
 import { deleteQuietly } from '../ports/object-store.ts';
@@ -147,10 +152,11 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
     if (!(await deps.catalog.tableExists(id))) {
       const runs = await readRuns(deps, table, shards, new Map());
       const decoded = await decodePending(deps, table, runs, pending);
-      const type = await creationType(deps, table, decoded);
+      const refused = new Map<Decoded, { reason: DeadLetter['reason']; detail: string }>();
+      const type = await creationType(deps, table, decoded, refused);
       if (type) created = await createTable(loadDeps(deps), id, type, partitionCandidatesFor(cfg, table));
       else {
-        const settled = await settleWithoutTable(deps, table, runs, decoded);
+        const settled = await settleWithoutTable(deps, table, runs, decoded, refused);
         if (settled) return { ...empty, ...settled, durationMs: deps.clock.nowMs() - started };
       }
     }
@@ -368,13 +374,14 @@ async function creationType(
   deps: CommitterDeps,
   table: string,
   decoded: readonly Decoded[],
+  /** Filled with why screening refused records (for their dead letters if nothing can be created). */
+  refused: Map<Decoded, { reason: DeadLetter['reason']; detail: string }>,
 ): Promise<StructType | undefined> {
   const cfg = deps.config;
   const hints = hintsFor(cfg, table);
   const inferrer = () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
-  const json = decoded
-    .filter((d) => d.kind === 'json')
-    .map((d, i) => pendingRecord(d as Extract<Decoded, { kind: 'json' }>, i));
+  const jsonDecoded = decoded.filter((d) => d.kind === 'json');
+  const json = jsonDecoded.map((d, i) => pendingRecord(d as Extract<Decoded, { kind: 'json' }>, i));
   let type: StructType | undefined;
   let records = json;
   while (records.length > 0) {
@@ -387,6 +394,7 @@ async function creationType(
       { base: undefined },
       { maxColumns: cfg.limits.maxColumnsPerTable },
     );
+    for (const d of s.rejected) refused.set(jsonDecoded[d.line - 1]!, { reason: d.reason, detail: d.detail });
     if (s.accepted.length === 0 || s.batchType.fields.length === 0) break;
     // Encode once for the table this would create (nothing is stored): records the writer fails
     // on (row-files.ts) are dead-lettered by the build, so they must not shape the table either.
@@ -464,7 +472,7 @@ async function build(
   );
   const dead: DeadLetterRecord[] = [];
   const letter = (item: PendingItem, reason: DeadLetter['reason'], detail: string) => {
-    dead.push(pendingDeadLetter(cfg, table, item, reason, detail));
+    dead.push(pendingDeadLetter(table, item, reason, detail));
   };
 
   // Pending records: decode, screen, evolve the table for them.
@@ -707,17 +715,19 @@ async function settleWithoutTable(
   table: string,
   runs: ReadonlyMap<string, LedgerEntry[]>,
   decoded: readonly Decoded[],
+  refused: ReadonlyMap<Decoded, { reason: DeadLetter['reason']; detail: string }>,
 ): Promise<Pick<TableCommitResult, 'status' | 'entries' | 'deadLetters'> | undefined> {
   const entries = [...runs.values()].flat();
   if (entries.length === 0 || entries.some((e) => e.files.some((f) => f.kind !== 'pending')))
     return undefined;
   const counts: Record<string, number> = {};
   const letters = decoded.map((d) => {
-    const reason = d.kind === 'bad' ? d.reason : DeadLetterReason.NoTypedValues;
-    const detail =
-      d.kind === 'bad' ? d.detail : `table '${table}': no record has a typed value to create the table from`;
+    // A record screening refused keeps its own reason; the rest had nothing to create a table from.
+    const why = d.kind === 'bad' ? { reason: d.reason, detail: d.detail } : refused.get(d);
+    const reason = why?.reason ?? DeadLetterReason.NoTypedValues;
+    const detail = why?.detail ?? `table '${table}': no record has a typed value to create the table from`;
     counts[reason] = (counts[reason] ?? 0) + 1;
-    return pendingDeadLetter(deps.config, table, d.item, reason, detail);
+    return pendingDeadLetter(table, d.item, reason, detail);
   });
   for (let i = 0; i < letters.length; i += 16)
     await Promise.all(letters.slice(i, i + 16).map((d) => deps.deadLetters.put(d)));
@@ -749,14 +759,15 @@ async function markDone(
 
 /** A pending record's dead letter: its original bytes (text, or base64) and stream position. */
 function pendingDeadLetter(
-  cfg: FloeConfig,
   table: string,
   item: PendingItem,
   reason: DeadLetter['reason'],
   detail: string,
 ): DeadLetterRecord {
   const r = item.record;
-  const text = r.value ?? (cfg.format === 'json' ? new TextDecoder().decode(r.data) : undefined);
+  // The original bytes, not `r.value` (the record as field lists reshaped it): a replay must
+  // put back what was sent.
+  const text = recordText(r.data);
   return streamDeadLetter(
     { ...r, shardId: item.shardId },
     { line: 0, reason, detail, table, ...(text === undefined ? {} : { text }) },

@@ -31,7 +31,12 @@ import type { Row } from '../iceberg/values.ts';
 import { supportsColumnar } from '../parquet/index.ts';
 import type { Catalog, LoadedTable } from '../ports/catalog.ts';
 import type { Clock, Ids } from '../ports/clock.ts';
-import { type DeadLetterRecord, type DeadLetterStore, streamDeadLetter } from '../ports/dead-letters.ts';
+import {
+  type DeadLetterRecord,
+  type DeadLetterStore,
+  recordText,
+  streamDeadLetter,
+} from '../ports/dead-letters.ts';
 import { compareSequence, type Ledger, type LedgerFile, padSequence } from '../ports/ledger.ts';
 import { deleteQuietly, type ObjectStore } from '../ports/object-store.ts';
 import type { SchemaRegistry } from '../ports/schema-registry.ts';
@@ -53,7 +58,7 @@ import {
   reparse,
   writeColumnarFiles,
 } from './load-columnar.ts';
-import { coercionSummary, screen, stage, writeRows } from './load-generic.ts';
+import { coercionSummary, refuseAlone, screen, stage, writeRows } from './load-generic.ts';
 import type { LoadDeps, PendingRecord } from './load-types.ts';
 import { encodeFragment, type FragmentRecord } from './pending-fragment.ts';
 import { RecordRules, schemaColumnPaths } from './record-rules.ts';
@@ -158,7 +163,7 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
         reason,
         detail,
         ...(table === undefined ? {} : { table }),
-        ...(cfg.format === 'json' ? { text: utf8.decode(r.data) } : {}),
+        ...textOf(r.data),
       },
     );
   };
@@ -483,18 +488,27 @@ async function stageTable(
       },
     );
     coerced = coercionSummary(screened.coerced);
-    for (const d of screened.rejected) rejected.push(toLetter(d, d.line - 1));
     const accepted = screened.accepted;
-    if (accepted.length > 0) {
-      const fits =
-        base !== undefined && evolve(base, screened.batchType, candidates, screened.fit).updates.length === 0;
-      if (fits && base) {
-        const out = await stage(ldeps, base, screened.batchType, candidates, accepted, staged, screened.fit);
-        for (const d of out.rejected) rejected.push(toLetter(d, d.line - 1));
-        noteFiles([...out.prepared.dataFiles], base.metadata['current-schema-id'], out.prepared.specId);
-        path = 'generic';
-      } else {
-        pending.push(...accepted.map((p) => p.seq));
+    const fits =
+      accepted.length > 0 &&
+      base !== undefined &&
+      evolve(base, screened.batchType, candidates, screened.fit).updates.length === 0;
+    if (fits && base) {
+      for (const d of screened.rejected) rejected.push(toLetter(d, d.line - 1));
+      const out = await stage(ldeps, base, screened.batchType, candidates, accepted, staged, screened.fit);
+      for (const d of out.rejected) rejected.push(toLetter(d, d.line - 1));
+      noteFiles([...out.prepared.dataFiles], base.metadata['current-schema-id'], out.prepared.specId);
+      path = 'generic';
+    } else if (screened.accepted.length + screened.rejected.length > 0) {
+      // The table must change for them: only what can never land is refused here; the committer
+      // judges the rest together with every other pending record (see refuseAlone).
+      // (Under `coerce` a value that conflicts with its column may still be converted: the
+      // committer decides that too.)
+      const coerce = typeConflictFor(cfg, w.table) === 'coerce';
+      const alone = refuseAlone(w.table, coerce ? undefined : base, json, inferrer);
+      for (const d of alone.rejected) rejected.push(toLetter(d, d.line - 1));
+      if (alone.kept.length > 0) {
+        pending.push(...alone.kept.map((p) => p.seq));
         path = 'pending';
       }
     }
@@ -731,6 +745,12 @@ function beyondLimits(
  * A writer schema's size for the limits: its columns (nested fields count) and its levels of
  * structs and lists, as JSON nesting counts them. Cached per schema (a few per stream).
  */
+/** The record's text for its dead letter, when its bytes are text (see `recordText`). */
+function textOf(data: Uint8Array): { text?: string } {
+  const text = recordText(data);
+  return text === undefined ? {} : { text };
+}
+
 function typeShape(t: StructType): { columns: number; depth: number } {
   let shape = typeShapes.get(t);
   if (shape === undefined) {

@@ -194,21 +194,7 @@ export async function screen(
       return { ...r, value: c.value as Record<string, JsonValue> };
     });
   }
-  const fitToTable = (t: StructType) => (current ? fitToExisting(schemaStruct(current), t) : t);
-  const partitionTransforms = partitionSourceTransforms(base?.metadata['partition-specs'] ?? []);
-  const joinsTable = (t: StructType): string | undefined => {
-    if (!base || !current) return undefined;
-    try {
-      unionByName(current, fitToTable(t), base.metadata['last-column-id'], base.metadata['format-version'], {
-        tableName: name,
-        partitionTransforms,
-      });
-      return undefined;
-    } catch (e) {
-      if (!isFloeError(e, ErrorKind.SchemaIncompatible)) throw e;
-      return e.message;
-    }
-  };
+  const joinsTable = tableJoiner(name, base);
 
   /** One pass of conflict screening and the column limit over `pool`. */
   const screenRound = (pool: readonly PendingRecord[], first: StructInferrer) => {
@@ -292,6 +278,54 @@ export async function screen(
   }
   rejected.sort((a, b) => order(a) - order(b));
   return { accepted, rejected, batchType, fit, exists, coerced };
+}
+
+/** Why a record's type cannot join the table as it is (undefined: it can, or there is no table). */
+function tableJoiner(name: string, base: LoadedTable | undefined): (t: StructType) => string | undefined {
+  if (!base) return () => undefined;
+  const current = currentSchema(base.metadata);
+  const partitionTransforms = partitionSourceTransforms(base.metadata['partition-specs']);
+  return (t) => {
+    try {
+      unionByName(
+        current,
+        fitToExisting(schemaStruct(current), t),
+        base.metadata['last-column-id'],
+        base.metadata['format-version'],
+        { tableName: name, partitionTransforms },
+      );
+      return undefined;
+    } catch (e) {
+      if (!isFloeError(e, ErrorKind.SchemaIncompatible)) throw e;
+      return e.message;
+    }
+  };
+}
+
+/**
+ * The records that can never land, judged one by one: a conflict within the record (colliding
+ * keys, a number beyond its type) or with the table's existing columns. The streaming ingest
+ * leaves every other decision about records that change the table to the committer, which sees
+ * all of them, in stream order, and takes out those refused for their values before it judges
+ * the rest against each other — so a record never dies for conflicting with a dead letter.
+ */
+export function refuseAlone(
+  name: string,
+  base: LoadedTable | undefined,
+  records: readonly PendingRecord[],
+  newInferrer: () => StructInferrer,
+): { kept: PendingRecord[]; rejected: DeadLetter[] } {
+  const joinsTable = tableJoiner(name, base);
+  const kept: PendingRecord[] = [];
+  const rejected: DeadLetter[] = [];
+  for (const r of records) {
+    const one = newInferrer();
+    const own = addOrThrown(one, r.value);
+    const why = own ? `table '${name}': ${own.message}` : joinsTable(one.result());
+    if (why === undefined) kept.push(r);
+    else rejected.push(deadLetterOf(r, reasonOf(own), why, name));
+  }
+  return { kept, rejected };
 }
 
 /**

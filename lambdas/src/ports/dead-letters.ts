@@ -112,6 +112,22 @@ export interface StreamRecordRef {
  * and arrival time; `text` (JSON records, or a reshaped record's JSON) is kept as `raw`, anything
  * else (GSR-framed Avro) as `rawBase64` of the original bytes.
  */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A stream record's bytes as text for its dead letter, when they are text: valid UTF-8 and not
+ * GSR-framed Avro (header byte 3). Otherwise undefined, and the dead letter keeps them as base64,
+ * so a replay puts back exactly the bytes that were sent.
+ */
+export function recordText(data: Uint8Array): string | undefined {
+  if (data[0] === 3) return undefined;
+  try {
+    return strictUtf8.decode(data);
+  } catch {
+    return undefined;
+  }
+}
+
 export function streamDeadLetter(
   r: StreamRecordRef,
   d: Pick<DeadLetter, 'reason' | 'detail' | 'table'> & { readonly line: number; readonly text?: string },
