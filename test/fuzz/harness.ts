@@ -184,11 +184,12 @@ async function readTables(
     if (!snap) continue;
     const paths = (await liveFiles(wh.store, snap)).map((f) => wh.store.pathOf(f.file.file_path));
     const viaDuck = await readWithDuckDB(duck, paths, fields);
-    const viaHyp = await readWithHyparquet(paths, fields);
+    // hyparquet builds nested structs as plain objects and cannot hold a `__proto__` field.
+    const viaHyp = nestedProtoField(fields) ? viaDuck : await readWithHyparquet(paths, fields);
     const key = (r: { [k: string]: Canon }) => showCanon(r);
     const a = viaDuck.map(key).sort();
     const b = viaHyp.map(key).sort();
-    if (a.join('\n') !== b.join('\n') && !nestedProtoField(fields))
+    if (a.join('\n') !== b.join('\n'))
       out.readerDiffs.push(`${table}: DuckDB ${a.join(' | ')} ≠ hyparquet ${b.join(' | ')}`);
     for (const row of viaDuck) {
       const fid = row.fid;
