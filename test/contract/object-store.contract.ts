@@ -12,7 +12,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Client } from '../../lambdas/src/adapters/aws/s3-object-store.ts';
 import { isFloeError } from '../../lambdas/src/errors.ts';
-import type { ObjectStore } from '../../lambdas/src/ports/object-store.ts';
+import { listEntries, type ObjectStore } from '../../lambdas/src/ports/object-store.ts';
 
 export interface ObjectStoreFixture {
   readonly store: ObjectStore;
@@ -156,6 +156,32 @@ export function objectStoreContract(
       expect(await store.list(`${d}/missing`)).toEqual([]);
     });
 
+    it("listEntries lists like list, with each object's size and last-modified time", async () => {
+      const d = dir('entries');
+      const keys = ['b/2.txt', 'a.txt', 'b/c/deep/x.txt', 'ab/z.txt', 'b0.txt'];
+      // Stores keep whole seconds (S3's LastModified); allow a second either side of the writes.
+      const before = Math.floor(Date.now() / 1000) * 1000 - 1000;
+      for (const [i, k] of keys.entries()) await store.put(`${d}/${k}`, bytesOf(3 * i, i + 1));
+      const after = Date.now() + 1000;
+      const entries = await listEntries(store, d);
+      expect(entries.map((e) => e.uri)).toEqual(await store.list(d));
+      expect(entries.map((e) => e.uri)).toEqual(keys.map((k) => `${d}/${k}`).sort());
+      for (const e of entries) {
+        const i = keys.findIndex((k) => e.uri === `${d}/${k}`);
+        expect(e.size, e.uri).toBe(3 * i);
+        expect(e.lastModifiedMs, e.uri).toBeGreaterThanOrEqual(before);
+        expect(e.lastModifiedMs, e.uri).toBeLessThanOrEqual(after);
+      }
+      expect((await listEntries(store, `${d}/b`)).map((e) => e.uri)).toEqual([
+        `${d}/b/2.txt`,
+        `${d}/b/c/deep/x.txt`,
+      ]);
+      expect(await listEntries(store, `${d}/a`)).toEqual([]); // folder prefixes, as list
+      expect(await listEntries(store, `${d}/missing`)).toEqual([]);
+      await store.delete(`${d}/a.txt`);
+      expect((await listEntries(store, d)).map((e) => e.uri)).not.toContain(`${d}/a.txt`);
+    });
+
     it('lists more than 1,000 objects (pagination) completely and in order', async () => {
       const d = dir('many');
       const n = 1_050;
@@ -164,6 +190,7 @@ export function objectStoreContract(
       const listed = await store.list(d);
       expect(listed).toHaveLength(n);
       expect(listed).toEqual([...uris].sort());
+      expect((await listEntries(store, d)).map((e) => e.uri)).toEqual(listed);
       expect(await store.listChildren(d)).toEqual(['even', 'odd']);
       expect(await store.listChildren(`${d}/odd`)).toHaveLength(n / 2);
     });

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, utimesSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -36,6 +36,22 @@ objectStoreContract(
   // folders; both are asserted below as s3rver facts, so a fixed s3rver shows up as a failure.
   { honoursPutIfAbsent: false, listsFoldersOfFolders: false },
 );
+
+describe('LocalObjectStore.listEntries', () => {
+  it("reports a file's own modification time (what purging dead letters by age relies on)", async () => {
+    const d = tempDir('local-entries');
+    try {
+      const store = new LocalObjectStore();
+      const uri = `${fileUri(d)}/old/x.json`;
+      await store.put(uri, '{}');
+      const when = Date.UTC(2021, 2, 4, 5, 6, 7, 123);
+      utimesSync(join(d, 'old', 'x.json'), new Date(when), new Date(when));
+      expect(await store.listEntries(fileUri(d))).toEqual([{ uri, size: 2, lastModifiedMs: when }]);
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('S3ObjectStore on s3rver: S3-specific behaviour', () => {
   let s: Awaited<ReturnType<typeof startS3rver>>;

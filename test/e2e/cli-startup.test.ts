@@ -3,7 +3,7 @@
  * commands that do not need them load none of the heavy packages (DuckDB, parquet-wasm, Arrow,
  * the AWS SDK, the emulators). A module hook logs every module the process resolves.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,6 +14,8 @@ const HEAVY =
   /node_modules\/(@duckdb|parquet-wasm|apache-arrow|@aws-sdk|@smithy|@aws-lambda-powertools|kinesalite|dynalite|avsc)\//;
 
 const tmp = mkdtempSync(join(tmpdir(), 'floe-startup-'));
+// An empty warehouse, as `floe local up` leaves one: only its `_floe/` marker.
+mkdirSync(join(tmp, 'empty-warehouse', '_floe'), { recursive: true });
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** Runs `floe ARGS…` and returns its exit code and the URLs of every module it resolved. */

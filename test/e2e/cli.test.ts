@@ -120,9 +120,10 @@ describe('floe load, tables, describe, snapshots, query', () => {
       const r = await floe('load', f, '--warehouse', wh);
       expect(r.stderr).not.toMatch(/^floe: /m);
       expect(r.code).toBe(0);
-      // The report names every table with the rows it committed from this file.
+      // The report names every table (with its namespace) and the rows it committed from this file.
       const sent = groupByTable(f === f1 ? v1.events : v2.events);
-      for (const [t, evs] of sent) expect(r.stdout).toMatch(new RegExp(`^${t}\\s+${evs.length}\\s`, 'm'));
+      for (const [t, evs] of sent)
+        expect(r.stdout).toMatch(new RegExp(`^default\\s+${t}\\s+${evs.length}\\s`, 'm'));
     }
   });
 
@@ -170,7 +171,7 @@ describe('floe load, tables, describe, snapshots, query', () => {
     }
     // The generated events carry event_date and region: the default candidates partition by both.
     expect(fields.map((f) => f.name)).toEqual(['event_date', 'region']);
-    expect(r.stdout).toMatch(new RegExp(`^rows\\s+${orders.length}$`, 'm'));
+    expect(r.stdout).toMatch(new RegExp(`^live rows\\s+${orders.length}$`, 'm'));
   });
 
   it('describe shows the column v2 added', async () => {

@@ -118,7 +118,7 @@ describe('floe load → dead-letters list / show / replay', () => {
   it('load records every rejected line in the store, says where and how to list them, and still exports NDJSON', async () => {
     const r = await floe('load', input, '-w', whDir, '-c', strict, '--dead-letters', exported, '-q');
     expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(3); // partial: lines were dead-lettered, every table committed
     expect(r.stdout).toContain(join(whDir, '_floe', 'dead-letters'));
     expect(r.stdout).toContain(`floe dead-letters list -w ${whDir}`);
     expect(r.stdout).toContain('floe dead-letters replay');
@@ -204,9 +204,22 @@ describe('floe load → dead-letters list / show / replay', () => {
     expect(replay!.stdout).toContain('--key');
   });
 
-  it('loading the same file again overwrites its dead letters instead of duplicating them', async () => {
+  it('loading the same file again skips it and records none of its dead letters; --force overwrites them instead of duplicating them', async () => {
     const before = await listJson('-w', whDir);
-    await floeIn('load', input, '-w', whDir, '-c', strict, '-q');
+    const again = await floe('load', input, '-w', whDir, '-c', strict, '-q');
+    expect(again.code).toBe(0);
+    // The type conflict is judged per table: the skipped table never sees the line again.
+    const readingRejects = [...BAD.values()].filter((r) => r !== DeadLetterReason.TypeConflict).length;
+    expect(again.stdout).toContain(
+      `${readingRejects} rejected line(s) of already loaded files not recorded again`,
+    );
+    expect(again.stdout).toContain('skipped');
+    expect((await listJson('-w', whDir)).map((d) => [d.key, d.reason])).toEqual(
+      before.map((d) => [d.key, d.reason]),
+    );
+    const forced = await floe('load', input, '-w', whDir, '-c', strict, '-q', '--force');
+    expect(forced.code).toBe(3);
+    expect(forced.stdout).toContain(`${BAD.size} rejected`);
     const after = await listJson('-w', whDir);
     expect(after.map((d) => [d.key, d.reason])).toEqual(before.map((d) => [d.key, d.reason]));
   });

@@ -433,13 +433,18 @@ describe('c. bad input: every bad line is a dead letter with source, line and re
     writeFileSync(input, `${lines.join('\n')}\n`);
     const dl = join(dir, 'out', 'dead.ndjson');
     const wh = join(dir, 'wh');
-    const { stdout } = await exec(
+    // Exit code 3 (partial: lines were dead-lettered): execFile rejects, with the output attached.
+    const { stdout, code } = await exec(
       process.execPath,
       [join(ROOT, 'bin/floe.mjs'), 'load', input, '--warehouse', wh, '--dead-letters', dl, '-q'],
       {
         cwd: ROOT,
       },
+    ).then(
+      (r) => ({ ...r, code: 0 }),
+      (e: { stdout: string; code: number }) => e,
     );
+    expect(code).toBe(3);
     const text = readFileSync(dl, 'utf8');
     expect(text.endsWith('\n')).toBe(true);
     const records = text

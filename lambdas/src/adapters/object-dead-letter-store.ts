@@ -8,16 +8,20 @@
  * has at most one dead letter and a replay cannot inject it twice. `get` and `delete` look in every
  * reason folder. A put therefore costs one write, one folder listing and a (free on S3) delete per
  * other reason; dead letters are rare, so this is cheap.
+ *
+ * `entries` is one listing per reason folder (sizes and times come with it, nothing is read), and
+ * `delete(key, reason)` one request: what a purge of many dead letters needs.
  */
 import { DeadLetterReason } from '../app/dead-letters.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import {
+  type DeadLetterEntry,
   type DeadLetterListOptions,
   type DeadLetterRecord,
   type DeadLetterStore,
   isDeadLetterKey,
 } from '../ports/dead-letters.ts';
-import type { ObjectStore } from '../ports/object-store.ts';
+import { listEntries, type ObjectStore } from '../ports/object-store.ts';
 
 const REASON = /^[a-z0-9][a-z0-9-]*$/;
 const KNOWN_REASONS: readonly string[] = Object.values(DeadLetterReason);
@@ -80,14 +84,40 @@ export class ObjectStoreDeadLetterStore implements DeadLetterStore {
     return out.filter((r): r is DeadLetterRecord => r !== undefined);
   }
 
+  async entries(): Promise<DeadLetterEntry[]> {
+    const listings = await Promise.all(
+      (await this.reasons()).map(async (reason) => ({
+        reason,
+        objects: await listEntries(this.store, `${this.base}/${reason}`),
+      })),
+    );
+    const out: DeadLetterEntry[] = [];
+    for (const { reason, objects } of listings) {
+      for (const o of objects) {
+        const key = keyOfUri(o.uri);
+        if (key !== undefined) out.push({ key, reason, bytes: o.size, storedAtMs: o.lastModifiedMs });
+      }
+    }
+    return out.sort((a, b) => cmp(a.key, b.key) || cmp(a.reason, b.reason));
+  }
+
   async get(key: string): Promise<DeadLetterRecord | undefined> {
     checkKey(key);
     const hits = await Promise.all((await this.reasons()).map((r) => this.read(r, key)));
     return hits.find((h) => h !== undefined);
   }
 
-  async delete(key: string): Promise<void> {
+  async delete(key: string, reason?: string): Promise<void> {
     checkKey(key);
+    if (reason !== undefined) {
+      if (!REASON.test(reason)) {
+        throw new FloeError(ErrorKind.DataInvalid, `illegal dead-letter reason '${reason}'`, {
+          context: { key, reason },
+        });
+      }
+      await this.store.delete(this.uriOf(reason, key));
+      return;
+    }
     await Promise.all((await this.reasons()).map((r) => this.store.delete(this.uriOf(r, key))));
   }
 

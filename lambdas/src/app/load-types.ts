@@ -4,6 +4,7 @@ import type { FloeConfig } from '../config.ts';
 import type { JsonValue } from '../records/json-line.ts';
 import type { CommitDeps } from './append.ts';
 import type { DeadLetter } from './dead-letters.ts';
+import type { LoadHistory } from './load-history.ts';
 import type { ParquetEncoder } from './row-files.ts';
 
 export interface LoadSource {
@@ -31,6 +32,11 @@ export interface LoadDeps extends CommitDeps {
   readonly onDeadLetter: (d: DeadLetter) => void | Promise<void>;
   /** Extra snapshot summary keys (e.g. `floe.load-id`). */
   readonly summary?: Readonly<Record<string, string>>;
+  /**
+   * Asked before each table is staged: which sources it already holds (their records are left
+   * out for that table) and what to add to its summary (see load-history.ts).
+   */
+  readonly history?: LoadHistory;
   /** Rows per Parquet file within one partition (default 1,000,000). */
   readonly maxRowsPerFile?: number;
   /**

@@ -62,7 +62,16 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
   let lines = 0;
   const maxBytes = deps.config.limits.maxRecordBytes;
   const readerDepth = readerDepthLimit(deps.config);
+  // For the load history: which sources fed each table (tables that grew while a source was read).
+  const fedBy = new Map<string, string[]>();
+  const tableSizes = (): Map<string, number> => {
+    const m = new Map<string, number>();
+    for (const [t, r] of byTable) m.set(t, r.length);
+    for (const [t, b] of fast?.tables ?? []) m.set(t, (m.get(t) ?? 0) + b.rowCount);
+    return m;
+  };
   for (const src of sources) {
+    const sizesBefore = deps.history ? tableSizes() : undefined;
     let n = 0;
     /**
      * The generic path for one line. An exception nobody foresaw (a bug in parsing, routing or a
@@ -231,21 +240,37 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
       }
     }
     deps.onProgress?.({ kind: 'read', source: src.name, lines: n });
+    for (const [t, size] of sizesBefore ? tableSizes() : []) {
+      if (size > (sizesBefore!.get(t) ?? 0)) fedBy.set(t, (fedBy.get(t) ?? []).concat(src.name));
+    }
   }
 
   const tables: TableLoadResult[] = [];
   const failures: TableFailure[] = [];
   const names = [...new Set([...byTable.keys(), ...(fast?.tables.keys() ?? [])])].sort();
   for (const table of names) {
-    const records = byTable.get(table) ?? [];
-    const columnar = fast?.tables.get(table);
-    const count = records.length + (columnar?.rowCount ?? 0);
-    deps.onProgress?.({ kind: 'table-start', table, records: count });
+    let records = byTable.get(table) ?? [];
+    let columnar = fast?.tables.get(table);
+    let count = records.length + (columnar?.rowCount ?? 0);
     try {
       const id = tableId(deps.config, table);
+      const plan = await deps.history?.planTable(id, fedBy.get(table) ?? []);
+      if (plan && plan.skip.size > 0) {
+        // Leave out what the table already holds (before parsing); the generic path takes the rest.
+        const kept = (r: { readonly source: string }) => !plan.skip.has(r.source);
+        const rest = (columnar?.provenance ?? [])
+          .filter(kept)
+          .map((p) => ({ ...p, value: parseJsonRecord(p.raw) as Record<string, JsonValue> }));
+        records = mergeBySeq(records.filter(kept), rest);
+        columnar = undefined;
+        count = records.length;
+        if (count === 0) continue;
+      }
+      deps.onProgress?.({ kind: 'table-start', table, records: count });
+      const tableDeps = plan ? { ...deps, summary: { ...deps.summary, ...plan.summary } } : deps;
       const result =
-        (columnar && records.length === 0 ? await loadTableColumnar(deps, id, columnar) : undefined) ??
-        (await loadTable(deps, id, mergeBySeq(records, columnar ? reparse(columnar) : []), reject));
+        (columnar && records.length === 0 ? await loadTableColumnar(tableDeps, id, columnar) : undefined) ??
+        (await loadTable(tableDeps, id, mergeBySeq(records, columnar ? reparse(columnar) : []), reject));
       tables.push(result);
       deps.onProgress?.({ kind: 'table-done', table, result });
     } catch (error) {

@@ -1,7 +1,9 @@
 /**
- * `floe dead-letters list|show|replay`: the warehouse's dead-letter store
- * (`<warehouse>/_floe/dead-letters/<reason>/<key>.json`), where `floe load` records every rejected
- * line with its reason, and from where fixed records are replayed through the load pipeline.
+ * `floe dead-letters list|show|replay` (and `purge`, in dead-letters-purge.ts): the warehouse's
+ * dead-letter store (`<warehouse>/_floe/dead-letters/<reason>/<key>.json`), where `floe load`
+ * records every rejected line with its reason, and from where fixed records are replayed through the
+ * load pipeline; or, with `--store s3://…`, a deployed pipeline's. Every message names the store
+ * it read (`where`), never the warehouse folder when the store was S3.
  */
 import { join } from 'node:path';
 import { FileCatalog } from '../adapters/local/file-catalog.ts';
@@ -29,24 +31,49 @@ export function openDeadLetterStore(wh: Warehouse): DeadLetterStore {
 export interface StoreOptions {
   /** `s3://bucket/prefix` of a deployed pipeline's dead letters (its `DEAD_LETTER_URI`). */
   readonly store?: string;
-  /** S3 endpoint (e.g. a local s3rver); default: AWS. */
+  /**
+   * S3 endpoint (e.g. a local s3rver; implies path style). Default: the SDK's resolution
+   * (`AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, a profile's `endpoint_url`), else AWS.
+   */
   readonly s3Endpoint?: string;
+  /** Path-style S3 requests; default: `$FLOE_S3_FORCE_PATH_STYLE` (adapters/aws/endpoints.ts). */
+  readonly s3PathStyle?: boolean;
+  /** AWS region of the `--store` bucket; default: `$AWS_REGION`, `$AWS_DEFAULT_REGION`. */
+  readonly region?: string;
+}
+
+/** A dead-letter store and how messages name it: the S3 URI or the folder on disk. */
+export interface OpenedStore {
+  readonly store: DeadLetterStore;
+  readonly where: string;
+  /** The options that name this store again, for commands shown to the user. */
+  readonly args: string;
 }
 
 /** The store the options name: an S3 dead-letter store, or the warehouse's. */
-async function storeFor(
-  opts: StoreOptions,
-  wh: Warehouse,
-): Promise<{ store: DeadLetterStore; where: string }> {
-  if (opts.store === undefined) return { store: openDeadLetterStore(wh), where: deadLetterStoreDir(wh) };
+export async function storeFor(opts: StoreOptions, wh: Warehouse): Promise<OpenedStore> {
+  if (opts.store === undefined) {
+    return {
+      store: openDeadLetterStore(wh),
+      where: deadLetterStoreDir(wh),
+      args: `-w ${shellQuote(wh.dir)}`,
+    };
+  }
   if (!opts.store.startsWith('s3://')) {
     throw new FloeError(ErrorKind.ConfigInvalid, `--store must be an s3:// URI, got ${opts.store}`);
   }
   const { S3ObjectStore, createS3Client } = await import('../adapters/aws/s3-object-store.ts');
-  const client = createS3Client(
-    opts.s3Endpoint === undefined ? {} : { endpoint: opts.s3Endpoint, forcePathStyle: true },
-  );
-  return { store: new ObjectStoreDeadLetterStore(new S3ObjectStore(client), opts.store), where: opts.store };
+  const client = createS3Client({
+    ...(opts.region === undefined ? {} : { region: opts.region }),
+    ...(opts.s3Endpoint === undefined ? {} : { endpoint: opts.s3Endpoint, forcePathStyle: true }),
+    // Unset: createS3Client falls back to $FLOE_S3_FORCE_PATH_STYLE.
+    ...(opts.s3PathStyle ? { forcePathStyle: true } : {}),
+  });
+  return {
+    store: new ObjectStoreDeadLetterStore(new S3ObjectStore(client), opts.store),
+    where: opts.store,
+    args: `--store ${shellQuote(opts.store)}`,
+  };
 }
 
 /** The store's folder on disk (for messages). */
@@ -69,7 +96,7 @@ export interface FilterOptions {
 
 const KNOWN_REASONS: readonly string[] = Object.values(DeadLetterReason);
 
-function filterOf(opts: FilterOptions & { readonly key?: readonly string[] }): DeadLetterFilter {
+export function filterOf(opts: FilterOptions & { readonly key?: readonly string[] }): DeadLetterFilter {
   if (opts.reason !== undefined && !KNOWN_REASONS.includes(opts.reason)) {
     throw new FloeError(
       ErrorKind.DataInvalid,
@@ -95,7 +122,7 @@ function filterOf(opts: FilterOptions & { readonly key?: readonly string[] }): D
   };
 }
 
-function describeFilter(f: DeadLetterFilter): string {
+export function describeFilter(f: DeadLetterFilter): string {
   const parts: string[] = [];
   if (f.reason !== undefined) parts.push(`reason ${f.reason}`);
   if (f.source !== undefined) parts.push(`source ${f.source}`);
@@ -113,7 +140,7 @@ function countByReason(records: readonly { reason?: string }[]): string {
     .join(', ');
 }
 
-function shorten(s: string, max: number): string {
+export function shorten(s: string, max: number): string {
   const one = s.replace(/\s+/g, ' ');
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
@@ -149,7 +176,7 @@ export async function listCommand(opts: ListOptions, out: (s: string) => void): 
   out(
     `${all.length} dead letter(s)${filtered ? ` matching ${filtered}` : ''} (${countByReason(all)})${
       shown.length < all.length ? `, first ${shown.length} shown` : ''
-    } in ${deadLetterStoreDir(wh)}`,
+    } in ${where}`,
   );
 }
 
@@ -161,13 +188,13 @@ export interface ShowOptions extends StoreOptions {
 }
 
 export async function showCommand(key: string, opts: ShowOptions, out: (s: string) => void): Promise<void> {
-  const wh = openWarehouse(opts.warehouse);
-  const d = await (await storeFor(opts, wh)).store.get(key);
+  const { store, where, args } = await storeFor(opts, openWarehouse(opts.warehouse));
+  const d = await store.get(key);
   if (d === undefined) {
     throw new FloeError(
       ErrorKind.NotFound,
-      `no dead letter with key '${key}' in ${deadLetterStoreDir(wh)} (floe dead-letters list shows the keys)`,
-      { context: { key } },
+      `no dead letter with key '${key}' in ${where} (floe dead-letters list ${args} shows the keys)`,
+      { context: { key, store: where } },
     );
   }
   if (opts.json) {
@@ -253,7 +280,7 @@ async function replayToStream(opts: ReplayCommandOptions, out: (s: string) => vo
   }
   for (const d of selected) await store.delete(d.key);
   out(
-    `put ${selected.length} dead letter(s) from ${where} back into stream ${opts.toStream}; removed them from the store`,
+    `put ${selected.length} dead letter(s) from ${where} back into stream ${opts.toStream}; removed them from ${where}`,
   );
   return 0;
 }

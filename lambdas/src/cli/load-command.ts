@@ -1,51 +1,102 @@
 /**
- * `floe load FILES… --warehouse DIR [--config FILE] [--dead-letters FILE]`. Every rejected line is
- * recorded in the warehouse's dead-letter store (`floe dead-letters list|show|replay`) under a key
- * made from its file and line, so loading the same file again overwrites rather than duplicates;
- * `--dead-letters` also exports them as NDJSON.
+ * `floe load FILES… --warehouse DIR [--config FILE] [--dead-letters FILE] [--force]`. Every
+ * rejected line is recorded in the warehouse's dead-letter store (`floe dead-letters
+ * list|show|replay`) under a key made from its file and line, so loading the same file again
+ * overwrites rather than duplicates; `--dead-letters` also exports them as NDJSON.
+ *
+ * Running a load again is safe: each file is fingerprinted while it is read, every commit records
+ * the files it took (app/load-history.ts), and a table that already holds a file does not get it
+ * again (unless `--force`); nor are that file's rejected lines recorded again.
  */
-import { promises as fs } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { constants, promises as fs } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { readByteChunks } from '../adapters/local/line-reader.ts';
 import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import type { DeadLetter } from '../app/dead-letters.ts';
-import { type LoadProgress, type LoadReport, type LoadSource, loadSources } from '../app/load.ts';
+import { type LoadProgress, type LoadSource, loadSources, type TableLoadResult } from '../app/load.ts';
+import {
+  type FileFingerprint,
+  FileLoadHistory,
+  type HistoryEvent,
+  type LoadedFile,
+  type PastLoad,
+} from '../app/load-history.ts';
 import { deadLetterWriter } from '../app/replay.ts';
+import { tableId } from '../config.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
+import type { TableIdentifier } from '../ports/catalog.ts';
 import { deadLetterRecord } from '../ports/dead-letters.ts';
 import { readConfigFile } from './config-file.ts';
 import { deadLetterStoreDir, openDeadLetterStore, shellQuote } from './dead-letters-command.ts';
-import { renderTable } from './format.ts';
-import { openWarehouse } from './warehouse.ts';
+import { ExitCode } from './exit-codes.ts';
+import { fingerprinted, prefixFingerprint } from './file-fingerprint.ts';
+import { formatTimestampMs } from './format.ts';
+import { type DeadLetterLocation, renderReport } from './load-report.ts';
+import { markWarehouse, openWarehouse } from './warehouse.ts';
 
 export interface LoadCommandOptions {
   readonly warehouse?: string;
   readonly config?: string;
   readonly deadLetters?: string;
   readonly quiet?: boolean;
+  /** Load every file again, even into tables that already hold it. */
+  readonly force?: boolean;
 }
 
+/** Returns the exit code (exit-codes.ts): 0, 3 when lines were dead-lettered, 4 when a table failed. */
 export async function loadCommand(
   files: string[],
   opts: LoadCommandOptions,
   out: (s: string) => void,
 ): Promise<number> {
   const config = await readConfigFile(opts.config);
-  for (const f of files) {
-    const st = await fs.stat(f).catch(() => undefined);
-    if (!st?.isFile()) throw new FloeError(ErrorKind.NotFound, `input file ${f} does not exist`);
-  }
+  for (const f of files) await checkInputFile(f);
   const wh = openWarehouse(opts.warehouse);
-  await fs.mkdir(wh.dir, { recursive: true });
+  await markWarehouse(wh);
   const startedMs = systemClock.nowMs();
   const loadId = randomIds.uuid();
+  const force = opts.force === true;
   const exportPath = opts.deadLetters === undefined ? undefined : resolve(opts.deadLetters);
-  const dead: DeadLetter[] = [];
-  // Recorded while the load runs (a few writes in flight), keyed by source + line.
+  // Absolute paths: the same file gives the same dead-letter keys from any working directory.
+  const given = new Map<string, string>();
+  for (const f of files) if (!given.has(resolve(f))) given.set(resolve(f), f);
+  const shown = (source: string) => given.get(source) ?? source;
+
+  const fingerprints = new Map<string, LoadedFile>();
+  const events: HistoryEvent[] = [];
+  const history = new FileLoadHistory(wh.catalog, fingerprints, { force, onEvent: (e) => events.push(e) });
+
+  // Recorded while the load runs (a few writes in flight), keyed by source + line. A file's own
+  // rejected lines wait until it is read: those of a file loaded before are not recorded again.
   const recorder = deadLetterWriter(openDeadLetterStore(wh));
+  const dead: DeadLetter[] = [];
+  const waiting = new Map<string, DeadLetter[]>();
+  let notRecorded = 0;
+  const record = async (d: DeadLetter) => {
+    dead.push(d);
+    await recorder.add(deadLetterRecord(d));
+  };
+  const onDeadLetter = async (d: DeadLetter) => {
+    if (fingerprints.has(d.source)) return record(d);
+    const held = waiting.get(d.source);
+    if (held) held.push(d);
+    else waiting.set(d.source, [d]);
+  };
+  const fileRead = async (source: string, fp: FileFingerprint) => {
+    const sameBytes = [...fingerprints.values()].some((f) => f.hash === fp.hash);
+    fingerprints.set(source, { ...fp, name: basename(source) });
+    const held = waiting.get(source) ?? [];
+    waiting.delete(source);
+    if (held.length === 0) return;
+    const loadedBefore = !force && (sameBytes || (await history.loadedAnywhere(fp.hash)) !== undefined);
+    if (loadedBefore) notRecorded += held.length;
+    else for (const d of held) await record(d);
+  };
+
   const log = (s: string) => {
     if (!opts.quiet) process.stderr.write(`${s}\n`);
   };
+  const keyOf = new Map<TableLoadResult, string>();
   const onProgress = (p: LoadProgress) => {
     if (p.kind === 'read') log(`  read ${p.lines.toLocaleString('en-US')} lines of ${p.source}`);
     else if (p.kind === 'table-start')
@@ -54,6 +105,7 @@ export async function loadCommand(
       log(`  ${p.table}: FAILED: ${(p.error as Error).message ?? String(p.error)}`);
     else {
       const r = p.result;
+      keyOf.set(r, p.table);
       log(
         `  ${r.table}: committed ${r.rows.toLocaleString('en-US')} rows in ${r.files} file(s)${r.created ? ' (new table)' : ''}${
           r.schemaChanges.length > 0 ? `, ${r.schemaChanges.length} schema change(s)` : ''
@@ -61,9 +113,11 @@ export async function loadCommand(
       );
     }
   };
-  // Absolute paths: the same file gives the same dead-letter keys from any working directory.
-  const sources: LoadSource[] = files.map((f) => ({ name: resolve(f), chunks: readByteChunks(f) }));
-  log(`loading ${files.length} file(s) into ${wh.dir}`);
+  const sources: LoadSource[] = [...given.keys()].map((name) => ({
+    name,
+    chunks: fingerprinted(readByteChunks(name), (fp) => fileRead(name, fp)),
+  }));
+  log(`loading ${sources.length} file(s) into ${wh.dir}`);
   const report = await loadSources(
     {
       catalog: wh.catalog,
@@ -72,10 +126,8 @@ export async function loadCommand(
       ids: randomIds,
       config,
       onProgress,
-      onDeadLetter: async (d) => {
-        dead.push(d);
-        await recorder.add(deadLetterRecord(d));
-      },
+      onDeadLetter,
+      history,
       summary: { 'floe.load-id': loadId, 'engine-name': 'floe' },
     },
     sources,
@@ -89,76 +141,70 @@ export async function loadCommand(
     () => undefined,
     (e: unknown) => e,
   );
+  const notes: string[] = [];
+  for (const e of events) notes.push(await historyNote(e, shown, fingerprints));
   const w = `-w ${shellQuote(wh.dir)}`;
   const where: DeadLetterLocation = {
     store: deadLetterStoreDir(wh),
     listCommand: `floe dead-letters list ${w}${
-      files.length === 1 ? ` --source ${shellQuote(resolve(files[0]!))}` : ''
+      given.size === 1 ? ` --source ${shellQuote([...given.keys()][0]!)}` : ''
     }`,
-    replayCommand: `floe dead-letters replay ${w}${opts.config ? ` -c ${shellQuote(opts.config)}` : ' -c floe.config.json'}`,
+    // Only a config that was given is suggested: there may be none to fix yet.
+    replayCommand: `floe dead-letters replay ${w}${opts.config ? ` -c ${shellQuote(opts.config)}` : ''}`,
+    replayWhen: opts.config
+      ? '(after fixing the config)'
+      : 'after fixing the input or writing a config (then add -c CONFIG)',
     ...(exportPath !== undefined ? { exportPath } : {}),
   };
-  out(renderReport(report, dead, where, systemClock.nowMs() - startedMs));
+  const idOfKey = (key: string): TableIdentifier => tableId(config, key);
+  const outcome = {
+    idOfResult: (r: TableLoadResult) => idOfKey(keyOf.get(r) ?? r.table),
+    idOfKey,
+    dead,
+    notes,
+    deadLettersNotRecorded: notRecorded,
+  };
+  out(renderReport(report, outcome, where, systemClock.nowMs() - startedMs));
   if (stored !== undefined) throw stored;
-  return report.failures.length > 0 ? 1 : 0;
+  if (report.failures.length > 0) return ExitCode.TableFailed;
+  return dead.length > 0 ? ExitCode.Partial : ExitCode.Ok;
 }
 
-const SHOWN_DEAD_LETTERS = 20;
-
-/** Where a load's dead letters went. */
-export interface DeadLetterLocation {
-  /** The dead-letter store's folder. */
-  readonly store: string;
-  /** The command that lists them. */
-  readonly listCommand: string;
-  /** The command that replays them (after fixing the config). */
-  readonly replayCommand: string;
-  /** The NDJSON export (`--dead-letters`), when asked for. */
-  readonly exportPath?: string;
-}
-
-export function renderReport(
-  report: LoadReport,
-  dead: readonly DeadLetter[],
-  where: DeadLetterLocation,
-  ms: number,
-): string {
-  const lines: string[] = [];
-  lines.push(
-    renderTable(
-      ['table', 'rows', 'files', 'new', 'schema changes', 'rejected'],
-      report.tables.map((t) => [
-        t.table,
-        String(t.rows),
-        String(t.files),
-        t.created ? 'yes' : '',
-        t.schemaChanges.join('; ') || '-',
-        String(t.deadLetters),
-      ]),
-    ),
-  );
-  const total = dead.length;
-  for (const f of report.failures) {
-    const e = f.error as { message?: string; kind?: string };
-    lines.push(
-      `table ${f.table}: NOT LOADED (${f.records} records): ${e.message ?? String(f.error)}${e.kind ? ` [${e.kind}]` : ''}`,
+/** One clear error for an input that cannot be loaded; a warning for an empty one. */
+async function checkInputFile(f: string): Promise<void> {
+  const st = await fs.stat(f).catch(() => undefined);
+  if (!st) throw new FloeError(ErrorKind.NotFound, `input file ${f} does not exist`);
+  if (st.isDirectory()) {
+    throw new FloeError(
+      ErrorKind.DataInvalid,
+      `${f} is a directory, not an NDJSON file (to load the files in it: floe load ${join(f, '*.ndjson')})`,
     );
   }
-  lines.push('');
-  lines.push(
-    `${report.lines.toLocaleString('en-US')} lines read, ${report.rows.toLocaleString('en-US')} rows committed to ${report.tables.length} table(s), ${total} rejected in ${(ms / 1000).toFixed(1)} s`,
-  );
-  if (total > 0) {
-    const byReason = Object.entries(report.deadLetters)
-      .map(([r, n]) => `${r}: ${n}`)
-      .join(', ');
-    lines.push(`rejected lines (${byReason}) recorded as dead letters in ${where.store}`);
-    if (where.exportPath !== undefined) lines.push(`  also exported as NDJSON to ${where.exportPath}`);
-    for (const d of dead.slice(0, SHOWN_DEAD_LETTERS))
-      lines.push(`  ${d.source}:${d.line}  [${d.reason}] ${d.detail}`);
-    if (total > SHOWN_DEAD_LETTERS) lines.push(`  … and ${total - SHOWN_DEAD_LETTERS} more`);
-    lines.push(`list them: ${where.listCommand}`);
-    lines.push(`replay them (after fixing the config): ${where.replayCommand}`);
+  if (!st.isFile()) throw new FloeError(ErrorKind.DataInvalid, `${f} is not a regular file`);
+  await fs.access(f, constants.R_OK).catch((e: NodeJS.ErrnoException) => {
+    throw new FloeError(ErrorKind.DataInvalid, `cannot read input file ${f} (${e.code ?? e.message})`);
+  });
+  if (st.size === 0) process.stderr.write(`floe: warning: ${f} is empty: nothing to load from it\n`);
+}
+
+/** What the load history decided about a file, in one line. */
+async function historyNote(
+  e: HistoryEvent,
+  shown: (source: string) => string,
+  fingerprints: ReadonlyMap<string, FileFingerprint>,
+): Promise<string> {
+  const when = (p: PastLoad) => `snapshot ${p.snapshotId} (${formatTimestampMs(p.timestampMs)})`;
+  const name = (id: TableIdentifier) => `${id.namespace}.${id.name}`;
+  if (e.kind === 'duplicate')
+    return `skipped ${shown(e.source)}: same content as ${shown(e.sameAs)} in this load, loaded once`;
+  if (e.kind === 'already-loaded') {
+    const as = e.past.name === basename(e.source) ? '' : ` as ${e.past.name}`;
+    return `skipped ${shown(e.source)} for ${name(e.table)}: already loaded${as} in ${when(e.past)}; use --force to load it again`;
   }
-  return lines.join('\n');
+  const size = fingerprints.get(e.source)?.size ?? 0;
+  const appended =
+    e.past.size < size && (await prefixFingerprint(e.source, e.past.size)).hash === e.past.hash;
+  if (!appended)
+    return `note: ${shown(e.source)} differs from the ${e.past.name} loaded into ${name(e.table)} in ${when(e.past)}: loaded as a new file`;
+  return `note: ${shown(e.source)} was appended to since its first ${e.past.size} bytes were loaded (${when(e.past)} of ${name(e.table)}): as a different file it was loaded in full, so the records of those bytes are now loaded twice (to add only new lines, load them as a file of their own: tail -c +${e.past.size + 1} ${shellQuote(shown(e.source))})`;
 }

@@ -5,17 +5,51 @@
 import { Command, CommanderError } from 'commander';
 import { isFloeError } from '../errors.ts';
 import type { LoadedTable } from '../ports/catalog.ts';
-import { describeReport, snapshotsReport, tablesReport } from './inspect.ts';
+import type { TableIo } from '../query/live-rows.ts';
+import { EXIT_CODES_HELP, ExitCode } from './exit-codes.ts';
+import { describeTable, snapshotsJsonLines, snapshotsReport, tablesReport } from './inspect.ts';
 import { EXIT_LINES_SKIPPED } from './send-report.ts';
-import { DEFAULT_WAREHOUSE, looksLikePath, openTablePath, openWarehouse, resolveTable } from './warehouse.ts';
+import {
+  checkReadCommandWarehouse,
+  DEFAULT_WAREHOUSE,
+  looksLikePath,
+  openTablePath,
+  openWarehouse,
+  resolveTable,
+} from './warehouse.ts';
 
 const WAREHOUSE_HELP = `warehouse folder (default: $FLOE_WAREHOUSE or ${DEFAULT_WAREHOUSE})`;
+
+const QUERY_HELP = `
+Time travel (Iceberg: the snapshot current at a time is the last one committed at or before it on
+the main branch; a time before a table's first snapshot is an error naming it):
+  floe query --as-of 2025-03-14T15:00:00Z "SELECT count(*) FROM order_events"
+  floe query --snapshot 4951213507629824583 "SELECT * FROM order_events"
+  floe query --snapshot order_events=4951213507629824583 "SELECT … FROM order_events JOIN user_events …"
+  floe query "SELECT * FROM order_events FOR VERSION AS OF 4951213507629824583"
+  floe query "SELECT * FROM order_events FOR TIMESTAMP AS OF TIMESTAMP '2025-03-14 15:00:00 UTC'"
+
+Metadata tables, as Athena and Trino name them (quote them: the name holds a $):
+  "t$snapshots"  committed_at, snapshot_id, parent_id, operation, manifest_list, summary
+  "t$history"    made_current_at, snapshot_id, parent_id, is_current_ancestor
+  "t$refs"       name, type, snapshot_id, max_reference_age_in_ms, min_snapshots_to_keep, max_snapshot_age_in_ms
+  "t$files"      content, file_path, file_format, spec_id, partition, record_count, file_size_in_bytes,
+                 column_sizes, value_counts, null_value_counts, nan_value_counts, lower_bounds,
+                 upper_bounds, key_metadata, split_offsets, equality_ids, sort_order_id, readable_metrics
+  "t$manifests"  content, path, length, partition_spec_id, added_snapshot_id, added/existing/deleted
+                 _data_files_count and _rows_count, partition_summaries
+  "t$partitions" partition, record_count, file_count, total_size, data (per column min, max, null_count, nan_count)
+  $files, $manifests and $partitions describe the snapshot the query reads (time travel included).
+  floe query 'SELECT snapshot_id, summary FROM "order_events$snapshots"'`;
 
 export function buildProgram(out: (s: string) => void = (s) => process.stdout.write(`${s}\n`)): Command {
   const program = new Command('floe')
     .description('Floe: a dynamic streaming data lake on Apache Iceberg')
     .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    .addHelpText('after', `\n${EXIT_CODES_HELP}`);
+  // Read commands refuse a folder that is no warehouse (an error naming it, not "no tables").
+  program.hook('preAction', (_program, command) => checkReadCommandWarehouse(command));
 
   program
     .command('load')
@@ -28,6 +62,20 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       'also export the rejected lines as NDJSON to this file (they are always recorded in the warehouse: floe dead-letters list)',
     )
     .option('-q, --quiet', 'no progress output')
+    .option('--force', 'load every file again, even into tables that already hold it')
+    .addHelpText(
+      'after',
+      `
+Running a load again is safe: every commit records the files it loaded (content hash, size,
+name) in its snapshot summary (floe.loaded-files), and a file a table already holds (by
+content, so also a renamed copy) is skipped for that table and said so; the other tables still
+get it (a load that failed half-way is simply run again). A file that was appended to is a
+different file and loads in full. --force loads everything again.
+
+Exit codes: ${ExitCode.Ok} everything landed (or every file was already loaded); ${ExitCode.Partial} some lines were
+dead-lettered, every table committed; ${ExitCode.TableFailed} a table's commit failed (its records are not loaded,
+the other tables are; run the load again); ${ExitCode.Error} an error (bad input file, config); ${ExitCode.Usage} usage.`,
+    )
     .action(async (files: string[], opts) => {
       const { loadCommand } = await import('./load-command.ts');
       const code = await loadCommand(files, opts, out);
@@ -36,8 +84,12 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
 
   const deadLetters = program
     .command('dead-letters')
-    .description('list, show and replay the rejected lines (dead letters) kept in the warehouse');
+    .description('list, show, replay and purge the rejected lines (dead letters) kept in the warehouse');
   const REASON_HELP = 'only this reason (malformed-json, no-route, type-conflict, …)';
+  const S3_ENDPOINT_HELP =
+    'S3 endpoint for --store, e.g. a local S3 emulator; implies --s3-path-style (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)';
+  const S3_PATH_STYLE_HELP =
+    'path-style S3 requests (endpoint/bucket/key) for --store, as emulators reached by host name need (also: FLOE_S3_FORCE_PATH_STYLE=1)';
   const SOURCE_HELP = 'only this source file (its path, or the end of it, e.g. events.ndjson)';
   deadLetters
     .command('list')
@@ -52,7 +104,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       '--store <s3uri>',
       "a deployed pipeline's dead-letter store (s3://bucket/prefix) instead of the warehouse's",
     )
-    .option('--s3-endpoint <url>', 'S3 endpoint for --store (e.g. a local S3 emulator)')
+    .option('--s3-endpoint <url>', S3_ENDPOINT_HELP)
+    .option('--s3-path-style', S3_PATH_STYLE_HELP)
     .action(async (opts) => {
       const { listCommand } = await import('./dead-letters-command.ts');
       await listCommand(opts, out);
@@ -67,7 +120,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       '--store <s3uri>',
       "a deployed pipeline's dead-letter store (s3://bucket/prefix) instead of the warehouse's",
     )
-    .option('--s3-endpoint <url>', 'S3 endpoint for --store (e.g. a local S3 emulator)')
+    .option('--s3-endpoint <url>', S3_ENDPOINT_HELP)
+    .option('--s3-path-style', S3_PATH_STYLE_HELP)
     .action(async (key: string, opts) => {
       const { showCommand } = await import('./dead-letters-command.ts');
       await showCommand(key, opts, out);
@@ -87,7 +141,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       '--store <s3uri>',
       "a deployed pipeline's dead-letter store (s3://bucket/prefix); needs --to-stream",
     )
-    .option('--s3-endpoint <url>', 'S3 endpoint for --store (e.g. a local S3 emulator)')
+    .option('--s3-endpoint <url>', S3_ENDPOINT_HELP)
+    .option('--s3-path-style', S3_PATH_STYLE_HELP)
     .option(
       '--to-stream <name>',
       'put the records back into this Kinesis stream instead of loading them here',
@@ -103,12 +158,42 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .action(async (opts) => {
       const { replayCommand } = await import('./dead-letters-command.ts');
       const code = await replayCommand(opts, out);
-      if (code !== 0) process.exitCode = code;
+      // replayCommand's 1 means a table's commit failed: the table of exit codes calls that 4.
+      if (code !== 0) process.exitCode = code === 1 ? ExitCode.TableFailed : code;
+    });
+
+  deadLetters
+    .command('purge')
+    .description(
+      'delete the selected dead letters for good, reporting how many (and bytes) per reason; a purge without a filter needs --all',
+    )
+    .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
+    .option('--reason <reason>', REASON_HELP)
+    .option('--source <source>', SOURCE_HELP)
+    .option('--table <table>', 'only dead letters naming this table')
+    .option(
+      '--older-than <duration>',
+      'only dead letters at least this old: 0s, 30m, 12h, 5d, 2w (arrival in the stream, else when stored)',
+    )
+    .option('--all', 'allow a purge with no filter: every dead letter in the store')
+    .option('--dry-run', 'list what would be deleted; delete nothing')
+    .option(
+      '--store <s3uri>',
+      "a deployed pipeline's dead-letter store (s3://bucket/prefix) instead of the warehouse's",
+    )
+    .option('--s3-endpoint <url>', S3_ENDPOINT_HELP)
+    .option('--s3-path-style', S3_PATH_STYLE_HELP)
+    .option('--region <region>', 'AWS region of --store (default: $AWS_REGION)')
+    .action(async (opts) => {
+      const { purgeCommand } = await import('./dead-letters-purge.ts');
+      await purgeCommand(opts, out);
     });
 
   program
     .command('tables')
-    .description('list the tables in a warehouse with their row and snapshot counts')
+    .description(
+      'list the tables in a warehouse with their snapshot counts and live rows (position and equality deletes applied)',
+    )
     .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
     .action(async (opts) => {
       out(await tablesReport(openWarehouse(opts.warehouse)));
@@ -116,26 +201,35 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
 
   program
     .command('describe')
-    .description('show a table: schema with field ids, partition spec, properties, snapshots, rows')
+    .description(
+      'show a table: schema with field ids, partition spec, properties, snapshots, live rows (deletes applied)',
+    )
     .argument('<table>', 'table name, namespace.table, or a path to a table folder or metadata.json')
     .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
     .action(async (table: string, opts) => {
-      out(describeReport(await loadTableArg(table, opts.warehouse)));
+      const { table: t, io } = await loadTableArg(table, opts.warehouse);
+      out(await describeTable(t, io));
     });
 
   program
     .command('snapshots')
-    .description("list a table's snapshots (id, parent, sequence number, operation, rows)")
+    .description(
+      "list a table's snapshots (id, parent, sequence number, operation, rows) and each one's summary (floe.load-id, floe.coerced …)",
+    )
     .argument('<table>', 'table name, namespace.table, or a path to a table folder or metadata.json')
     .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
+    .option('--json', 'one JSON object per snapshot per line (ids as strings: 64-bit, exact)')
     .action(async (table: string, opts) => {
-      out(snapshotsReport(await loadTableArg(table, opts.warehouse)));
+      const { table: t } = await loadTableArg(table, opts.warehouse);
+      if (opts.json) for (const line of snapshotsJsonLines(t)) out(line);
+      else out(snapshotsReport(t, { summaries: true }));
     });
 
+  const collect = (v: string, prev: string[]) => [...prev, v];
   program
     .command('query')
     .description(
-      'run SQL in DuckDB over the current snapshot of every table (columns read by field id, deletes applied)',
+      'run SQL in DuckDB over every table (columns read by field id, deletes applied): current snapshot, or time travel; metadata tables "t$snapshots" … too',
     )
     .argument('<sql>', 'SQL; tables are views named after the table (also namespace.table)')
     .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
@@ -143,9 +237,20 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option(
       '-t, --table <name=path>',
       'also query a table folder outside the warehouse (e.g. one Spark wrote) under a view name; repeatable',
-      (v: string, prev: string[]) => [...prev, v],
+      collect,
       [] as string[],
     )
+    .option(
+      '--as-of <time>',
+      'read every table as it was at this time: ISO 8601 (2025-03-14T15:00:00Z; no zone = UTC) or epoch ms',
+    )
+    .option(
+      '--snapshot <[table=]id>',
+      'read a table at a snapshot id (or branch/tag); without TABLE= it applies to the one table the SQL names; repeatable',
+      collect,
+      [] as string[],
+    )
+    .addHelpText('after', QUERY_HELP)
     .action(async (sql: string, opts) => {
       const { queryCommand } = await import('./query-command.ts');
       await queryCommand(sql, opts, out);
@@ -256,24 +361,46 @@ Examples:
   return program;
 }
 
-async function loadTableArg(ref: string, warehouse: string | undefined): Promise<LoadedTable> {
-  if (looksLikePath(ref)) return (await openTablePath(ref)).table;
-  const wh = openWarehouse(warehouse);
-  return wh.catalog.loadTable(await resolveTable(wh, ref));
+/** A table argument, with how to read its files (for counting live rows). */
+async function loadTableArg(
+  ref: string,
+  warehouse: string | undefined,
+): Promise<{ table: LoadedTable; io: TableIo }> {
+  const { table, store } = looksLikePath(ref)
+    ? await openTablePath(ref)
+    : await (async () => {
+        const wh = openWarehouse(warehouse);
+        return { table: await wh.catalog.loadTable(await resolveTable(wh, ref)), store: wh.store };
+      })();
+  return { table, io: { read: (uri) => store.get(uri), resolvePath: (uri) => store.pathOf(uri) } };
 }
 
 export async function main(argv: string[]): Promise<number> {
+  endQuietlyWhenReaderLeaves();
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+    return typeof process.exitCode === 'number' ? process.exitCode : ExitCode.Ok;
   } catch (e) {
-    if (e instanceof CommanderError) return e.exitCode;
+    if (e instanceof CommanderError) return e.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
     if (isFloeError(e)) {
       process.stderr.write(`floe: ${e.message} [${e.kind}]\n`);
-      return 1;
+      return ExitCode.Error;
     }
     process.stderr.write(`floe: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    return 2;
+    return ExitCode.Error;
+  }
+}
+
+/**
+ * `floe tables | head -1`: once the reader is gone, writes fail with EPIPE. Without a listener
+ * that is an uncaught error with a stack trace; the rest of the output is dropped instead and the
+ * command ends with its own exit code.
+ */
+function endQuietlyWhenReaderLeaves(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EPIPE' && e.code !== 'ERR_STREAM_DESTROYED') throw e;
+    });
   }
 }

@@ -1,7 +1,20 @@
-/** `floe query "SQL"`: DuckDB over the current snapshot of every table in the warehouse. */
+/**
+ * `floe query "SQL"`: DuckDB over every table in the warehouse — at its current snapshot, or as of
+ * a time (`--as-of`) or a snapshot (`--snapshot`, `FOR VERSION AS OF`) — plus the metadata tables
+ * (`"t$snapshots"`, `"t$files"` …) the SQL names.
+ */
 
-import { ErrorKind, FloeError } from '../errors.ts';
-import { IcebergQueryEngine } from '../query/index.ts';
+import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
+import {
+  IcebergQueryEngine,
+  parseSnapshotArg,
+  parseTimestampMs,
+  prepareQuery,
+  type QueryTable,
+  registerTables,
+  type SnapshotChoice,
+  type TimeTravelOptions,
+} from '../query/index.ts';
 import { renderTable } from './format.ts';
 import { listAllTables, openTablePath, openWarehouse, type Warehouse } from './warehouse.ts';
 
@@ -10,22 +23,16 @@ export interface QueryCommandOptions {
   readonly json?: boolean;
   /** `name=path` pairs: table folders outside the warehouse. */
   readonly table?: readonly string[];
+  /** Read every table as of this time (ISO 8601 or epoch milliseconds). */
+  readonly asOf?: string;
+  /** `[TABLE=]ID` pairs: read TABLE (or the one table the SQL names) at snapshot ID. */
+  readonly snapshot?: readonly string[];
 }
 
 /** An engine with one view per table: `name` (when unique) and `namespace.name`. */
 export async function openQueryEngine(wh: Warehouse): Promise<IcebergQueryEngine> {
-  const engine = new IcebergQueryEngine({
-    read: (uri) => wh.store.get(uri),
-    resolvePath: (uri) => wh.store.pathOf(uri),
-  });
-  const ids = await listAllTables(wh);
-  const counts = new Map<string, number>();
-  for (const id of ids) counts.set(id.name, (counts.get(id.name) ?? 0) + 1);
-  for (const id of ids) {
-    const t = await wh.catalog.loadTable(id);
-    if (counts.get(id.name) === 1) await engine.registerTable(id.name, t.metadata);
-    await engine.registerTable(id.name, t.metadata, { schema: id.namespace });
-  }
+  const engine = engineFor(wh);
+  await registerTables(engine, await warehouseTables(wh));
   return engine;
 }
 
@@ -34,18 +41,14 @@ export async function queryCommand(
   opts: QueryCommandOptions,
   out: (s: string) => void,
 ): Promise<void> {
-  const engine = await openQueryEngine(openWarehouse(opts.warehouse));
+  const timeTravel = timeTravelOptions(opts);
+  const wh = openWarehouse(opts.warehouse);
+  const external = await externalTables(opts.table ?? []);
+  const shadowed = new Set(external.map((t) => t.name.toLowerCase()));
+  const tables = [...(await warehouseTables(wh, shadowed)), ...external];
+  const engine = engineFor(wh);
   try {
-    for (const spec of opts.table ?? []) {
-      const eq = spec.indexOf('=');
-      if (eq <= 0) throw new FloeError(ErrorKind.ConfigInvalid, `--table wants name=path, got '${spec}'`);
-      const { table, store } = await openTablePath(spec.slice(eq + 1));
-      await engine.registerTable(spec.slice(0, eq), table.metadata, {
-        read: (uri: string) => store.get(uri),
-        resolvePath: (uri: string) => store.pathOf(uri),
-      });
-    }
-    const r = await engine.query(sql);
+    const r = await engine.query(await prepareQuery(engine, tables, sql, timeTravel));
     if (opts.json) {
       for (const row of r.rows)
         out(JSON.stringify(row, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
@@ -61,6 +64,73 @@ export async function queryCommand(
   } finally {
     engine.close();
   }
+}
+
+function engineFor(wh: Warehouse): IcebergQueryEngine {
+  return new IcebergQueryEngine({
+    read: (uri) => wh.store.get(uri),
+    resolvePath: (uri) => wh.store.pathOf(uri),
+  });
+}
+
+/** Every warehouse table; a bare name only when one namespace has it and no `-t` table takes it. */
+async function warehouseTables(
+  wh: Warehouse,
+  shadowed: ReadonlySet<string> = new Set(),
+): Promise<QueryTable[]> {
+  const ids = await listAllTables(wh);
+  const counts = new Map<string, number>();
+  for (const id of ids) counts.set(id.name, (counts.get(id.name) ?? 0) + 1);
+  const out: QueryTable[] = [];
+  for (const id of ids) {
+    const t = await wh.catalog.loadTable(id);
+    out.push({
+      name: id.name,
+      namespace: id.namespace,
+      bare: counts.get(id.name) === 1 && !shadowed.has(id.name.toLowerCase()),
+      metadata: t.metadata,
+      read: (uri) => wh.store.get(uri),
+      resolvePath: (uri) => wh.store.pathOf(uri),
+    });
+  }
+  return out;
+}
+
+/** `-t name=path` tables (folders outside the warehouse, e.g. written by Spark). */
+async function externalTables(specs: readonly string[]): Promise<QueryTable[]> {
+  const out: QueryTable[] = [];
+  for (const spec of specs) {
+    const eq = spec.indexOf('=');
+    if (eq <= 0) throw new FloeError(ErrorKind.ConfigInvalid, `--table wants name=path, got '${spec}'`);
+    const { table, store } = await openTablePath(spec.slice(eq + 1));
+    out.push({
+      name: spec.slice(0, eq),
+      bare: true,
+      metadata: table.metadata,
+      read: (uri) => store.get(uri),
+      resolvePath: (uri) => store.pathOf(uri),
+    });
+  }
+  return out;
+}
+
+function timeTravelOptions(opts: QueryCommandOptions): TimeTravelOptions {
+  const snapshots = (opts.snapshot ?? []).map(snapshotChoice);
+  if (opts.asOf === undefined) return { snapshots };
+  try {
+    return { asOfMs: parseTimestampMs(opts.asOf), snapshots };
+  } catch (e) {
+    if (isFloeError(e)) throw new FloeError(e.kind, `--as-of: ${e.message}`, { cause: e });
+    throw e;
+  }
+}
+
+/** `ID`, `TABLE=ID` or `TABLE=BRANCH_OR_TAG`. */
+function snapshotChoice(text: string): SnapshotChoice {
+  const eq = text.indexOf('=');
+  if (eq === 0) throw new FloeError(ErrorKind.ConfigInvalid, `--snapshot wants [TABLE=]ID, got '${text}'`);
+  if (eq < 0) return { selector: parseSnapshotArg(text) };
+  return { table: text.slice(0, eq), selector: parseSnapshotArg(text.slice(eq + 1)) };
 }
 
 function cell(v: unknown): string {

@@ -1,4 +1,5 @@
 /** What `floe send` tells the user: progress while it runs, skipped lines, the final summary. */
+import { ExitCode } from './exit-codes.ts';
 import { renderTable } from './format.ts';
 
 /** A line that was not sent: `line` is 1-based, `bytes` what it would have counted against the limit. */
@@ -33,8 +34,8 @@ export interface SendReport {
   readonly exitCode: number;
 }
 
-/** Exit code when every sendable line was sent but some lines were skipped (2 is an unexpected crash). */
-export const EXIT_LINES_SKIPPED = 3;
+/** Exit code when every sendable line was sent but some lines were skipped (exit-codes.ts: partial). */
+export const EXIT_LINES_SKIPPED = ExitCode.Partial;
 
 const count = (n: number) => n.toLocaleString('en-US');
 const mib = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;

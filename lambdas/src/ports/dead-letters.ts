@@ -32,14 +32,32 @@ export interface DeadLetterListOptions {
   readonly limit?: number;
 }
 
+/** A stored dead letter as the store's listing sees it, without reading it. */
+export interface DeadLetterEntry {
+  readonly key: string;
+  readonly reason: string;
+  /** Size of the stored object. */
+  readonly bytes: number;
+  /**
+   * When it was last stored (epoch milliseconds): the time of the load or ingest run that
+   * rejected it (a re-run overwrites it). Streamed records also carry `arrivalTimeMs`.
+   */
+  readonly storedAtMs: number;
+}
+
 export interface DeadLetterStore {
   /** Writes (or overwrites) the dead letter stored under `d.key`. */
   put(d: DeadLetterRecord): Promise<void>;
   /** Dead letters in key order (ties broken by reason). */
   list(opts?: DeadLetterListOptions): Promise<DeadLetterRecord[]>;
+  /** What `list` would read, from one listing: key, reason, size and stored time, in key order. */
+  entries(): Promise<DeadLetterEntry[]>;
   get(key: string): Promise<DeadLetterRecord | undefined>;
-  /** Removes the dead letter; a missing key is not an error. */
-  delete(key: string): Promise<void>;
+  /**
+   * Removes the dead letter; a missing key is not an error. With `reason`, only the copy stored
+   * under it (one request instead of one per reason: for purges, which know it from the listing).
+   */
+  delete(key: string, reason?: string): Promise<void>;
 }
 
 /** What identifies a rejected record: its source and its position in it. */

@@ -2,6 +2,8 @@
  * Byte storage behind URIs (`file:///…`, `s3://bucket/key`). Implementations: local filesystem,
  * S3. New objects get unique names; `putIfAbsent` is the only conditional write.
  */
+import { ErrorKind, FloeError } from '../errors.ts';
+
 export interface ObjectStore {
   get(uri: string): Promise<Uint8Array>;
   /** Writes the whole object; readers never observe a partial object. */
@@ -15,6 +17,32 @@ export interface ObjectStore {
   /** Names of the immediate children (objects and "folders") under `prefix/`, sorted. */
   listChildren(prefix: string): Promise<string[]>;
   size(uri: string): Promise<number>;
+  /**
+   * Every object below `prefix` (recursively, lexical order) with its size and last-modified time,
+   * as cheaply as `list` where the store can (S3's listing carries both). Optional: a wrapper that
+   * only stages writes (the replay overlay) need not know times; see `listEntries`.
+   */
+  listEntries?(prefix: string): Promise<ObjectEntry[]>;
+}
+
+/** An object as a listing with times sees it. */
+export interface ObjectEntry {
+  readonly uri: string;
+  readonly size: number;
+  /** When the object was last written (epoch milliseconds). */
+  readonly lastModifiedMs: number;
+}
+
+/** `store.listEntries(prefix)`, or a `FeatureUnsupported` error naming the store's type. */
+export async function listEntries(store: ObjectStore, prefix: string): Promise<ObjectEntry[]> {
+  if (store.listEntries === undefined) {
+    throw new FloeError(
+      ErrorKind.FeatureUnsupported,
+      `${store.constructor.name} cannot list objects with their times (${prefix})`,
+      { context: { prefix } },
+    );
+  }
+  return store.listEntries(prefix);
 }
 
 /**

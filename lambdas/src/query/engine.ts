@@ -4,11 +4,15 @@
  */
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
-import { planScan, type ReadFile, type ScanOptions } from '../iceberg/scan.ts';
+import { planScan, type ReadFile, type ScanOptions, type ScanPlan } from '../iceberg/scan.ts';
 import type { TableMetadata } from '../iceberg/table-metadata.ts';
 import { resultValueConverter } from './result-values.ts';
 import { quoteIdent } from './sql.ts';
+import type { RowSet } from './sql-literals.ts';
 import { type ResolvePath, tableViewSql } from './table-view.ts';
+
+/** Rows per INSERT when filling a metadata table (keeps each statement a modest size). */
+const INSERT_BATCH = 500;
 
 export interface IcebergQueryEngineOptions {
   /** Reads a metadata file (manifest list, manifest) by its URI. */
@@ -41,12 +45,39 @@ export class IcebergQueryEngine {
     opts: ScanOptions & { schema?: string; read?: ReadFile; resolvePath?: ResolvePath } = {},
   ): Promise<void> {
     const plan = await planScan(metadata, opts.read ?? this.opts.read, opts);
+    await this.registerScanPlan(name, plan, opts);
+  }
+
+  /** (Re)creates a VIEW named `name` (in `opts.schema`) over an already planned scan. */
+  async registerScanPlan(
+    name: string,
+    plan: ScanPlan,
+    opts: { schema?: string; resolvePath?: ResolvePath } = {},
+  ): Promise<void> {
     const select = tableViewSql(plan, opts.resolvePath ?? this.opts.resolvePath);
-    const target =
-      opts.schema === undefined ? quoteIdent(name) : `${quoteIdent(opts.schema)}.${quoteIdent(name)}`;
-    if (opts.schema !== undefined)
-      await this.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(opts.schema)}`, 'create schema');
-    await this.run(`CREATE OR REPLACE VIEW ${target} AS ${select}`, `register table ${metadata.location}`);
+    const target = await this.target(name, opts.schema);
+    await this.run(`CREATE OR REPLACE VIEW ${target} AS ${select}`, `register view ${target}`);
+  }
+
+  /** (Re)creates an in-memory TABLE `name` (in `schema`) holding rows built in JS (metadata tables). */
+  async registerRows(name: string, rows: RowSet, schema?: string): Promise<void> {
+    const target = await this.target(name, schema);
+    const columns = rows.columns.map((c) => `${quoteIdent(c.name)} ${c.type}`).join(', ');
+    await this.run(`CREATE OR REPLACE TABLE ${target} (${columns})`, `create table ${target}`);
+    for (let i = 0; i < rows.rows.length; i += INSERT_BATCH) {
+      const values = rows.rows
+        .slice(i, i + INSERT_BATCH)
+        .map((r) => `(${r.join(', ')})`)
+        .join(', ');
+      await this.run(`INSERT INTO ${target} VALUES ${values}`, `fill table ${target}`);
+    }
+  }
+
+  /** `"name"` or `"schema"."name"`, creating the schema when needed. */
+  private async target(name: string, schema: string | undefined): Promise<string> {
+    if (schema === undefined) return quoteIdent(name);
+    await this.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`, 'create schema');
+    return `${quoteIdent(schema)}.${quoteIdent(name)}`;
   }
 
   /** Runs one SQL statement and returns its rows. */

@@ -139,6 +139,17 @@ function shown(v: string): string {
   return JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}...` : v);
 }
 
+/** `template '…': field {payload.kind} is missing` (or empty, or not text): the placeholder and the template. */
+function placeholderGap(template: string, path: readonly string[], v: unknown): string {
+  const what =
+    v === undefined
+      ? 'is missing'
+      : typeof v === 'string'
+        ? 'is empty'
+        : `is not text or a whole number (${v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v})`;
+  return `template '${template}': field {${path.join('.')}} ${what}`;
+}
+
 /** A router compiled from a configuration (paths split and the template parsed once). */
 export type Router = (record: object) => RouteResult;
 
@@ -167,14 +178,20 @@ export function compileRouter(cfg: RoutingConfig): Router {
         return finish(name, 'table-field');
       }
     }
+    // Why the template gave no name (for the dead letter when nothing else routes the record).
+    let templateGap: string | undefined;
     if (template !== undefined) {
       const render = (parts: readonly TemplatePart[]): string | undefined => {
         let text = '';
         for (const part of parts) {
           if (typeof part === 'string') text += part;
           else {
-            const t = templateText(valueAt(record, part.path));
-            if (t === undefined) return undefined;
+            const v = valueAt(record, part.path);
+            const t = templateText(v);
+            if (t === undefined) {
+              templateGap ??= placeholderGap(cfg.template!, part.path, v);
+              return undefined;
+            }
             text += t;
           }
         }
@@ -222,7 +239,10 @@ export function compileRouter(cfg: RoutingConfig): Router {
       return {
         ok: false,
         reason: 'no-route',
-        detail: `routing field ${cfg.routingField} is ${what} and there is no default table`,
+        detail:
+          templateGap === undefined
+            ? `routing field ${cfg.routingField} is ${what} and there is no default table`
+            : `${templateGap} (routing field ${cfg.routingField}, the fallback, is ${what}) and there is no default table`,
       };
     }
     return finish(cfg.defaultTable, 'default');

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -203,6 +203,41 @@ describe('ObjectStoreDeadLetterStore', () => {
   });
 });
 
+describe('ObjectStoreDeadLetterStore.entries and delete(key, reason)', () => {
+  it('entries lists key, reason, stored size and stored time without reading the records', async () => {
+    const { objects, base, dls } = fresh();
+    const a = deadLetterRecord(letter({ line: 1 }));
+    const b = deadLetterRecord(letter({ line: 2, reason: DeadLetterReason.NoRoute, raw: '{"x":1}' }));
+    await dls.put(b);
+    await dls.put(a);
+    const when = Date.UTC(2022, 0, 2, 3, 4, 5, 6);
+    const path = objects.pathOf(`${base}/no-route/${b.key}.json`);
+    utimesSync(path, new Date(when), new Date(when));
+    const entries = await dls.entries();
+    expect(entries.map((e) => [e.key, e.reason, e.bytes])).toEqual([
+      [a.key, 'malformed-json', statSync(objects.pathOf(`${base}/malformed-json/${a.key}.json`)).size],
+      [b.key, 'no-route', statSync(path).size],
+    ]);
+    expect(entries[1]!.storedAtMs).toBe(when);
+    await objects.put(`${base}/no-route/not-a-key.txt`, 'ignored');
+    expect(await dls.entries()).toHaveLength(2);
+  });
+
+  it('delete with a reason removes only the copy under that reason', async () => {
+    const { objects, base, dls } = fresh();
+    const a = deadLetterRecord(letter());
+    await dls.put(a);
+    // A stale copy under another reason (a put whose clean-up failed) stays until deleted itself.
+    await objects.put(`${base}/no-route/${a.key}.json`, `${JSON.stringify({ ...a, reason: 'no-route' })}\n`);
+    await dls.delete(a.key, 'no-route');
+    expect((await dls.entries()).map((e) => e.reason)).toEqual(['malformed-json']);
+    await dls.delete(a.key, 'no-route'); // missing: not an error
+    await dls.delete(a.key, 'malformed-json');
+    expect(await dls.entries()).toEqual([]);
+    await expect(dls.delete(a.key, '../x')).rejects.toThrow(/illegal dead-letter reason/);
+  });
+});
+
 describe('ObjectStoreDeadLetterStore on S3 (s3rver)', () => {
   let s3: Awaited<ReturnType<typeof startS3rver>>;
   beforeAll(async () => {
@@ -236,5 +271,12 @@ describe('ObjectStoreDeadLetterStore on S3 (s3rver)', () => {
     await dls.delete(a.key);
     expect(await dls.get(a.key)).toBeUndefined();
     expect((await dls.list()).map((r) => r.key)).toEqual([b.key]);
+    const [entry, ...more] = await dls.entries();
+    expect(more).toEqual([]);
+    expect(entry).toMatchObject({ key: b.key, reason: 'type-conflict' });
+    expect(entry!.bytes).toBe(await objects.size(`${base}/type-conflict/${b.key}.json`));
+    expect(Math.abs(entry!.storedAtMs - Date.now())).toBeLessThan(60_000);
+    await dls.delete(b.key, 'type-conflict');
+    expect(await dls.entries()).toEqual([]);
   });
 });

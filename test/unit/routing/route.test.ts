@@ -136,6 +136,28 @@ describe('routeRecord precedence', () => {
     });
   });
 
+  it('a dead letter from a template route names the template and its missing field, not just the routing field', () => {
+    const strict: RoutingConfig = { ...cfg, tableField: undefined, defaultTable: null };
+    expect(routeRecord(rec('{"source": "web", "payload": {}}'), strict)).toEqual({
+      ok: false,
+      reason: 'no-route',
+      detail:
+        "template '{source}_{payload.kind}_events': field {payload.kind} is missing (routing field event_type, the fallback, is missing) and there is no default table",
+    });
+    const noSource = routeRecord(rec('{"payload": {"kind": true}}'), strict);
+    expect(noSource.ok ? '' : noSource.detail).toMatch(
+      /^template '\{source\}_\{payload\.kind\}_events': field \{source\} is missing/,
+    );
+    const notText = routeRecord(rec('{"source": "web", "payload": {"kind": {"a": 1}}}'), strict);
+    expect(notText.ok ? '' : notText.detail).toContain(
+      'field {payload.kind} is not text or a whole number (object)',
+    );
+    // Without a template the detail is unchanged.
+    expect(routeRecord(rec('{}'), { ...DEFAULT_ROUTING, defaultTable: null })).toMatchObject({
+      detail: 'routing field event_type is missing and there is no default table',
+    });
+  });
+
   it('the allow-list keeps records out of unexpected tables', () => {
     const a: RoutingConfig = { ...DEFAULT_ROUTING, allowList: ['order_events'] };
     expect(routeRecord(rec('{"event_type": "ORDER"}'), a)).toMatchObject({ ok: true, table: 'order_events' });

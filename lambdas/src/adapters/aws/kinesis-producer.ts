@@ -4,6 +4,7 @@
  * (throughput exceeded) with a growing pause, so every record is sent once accepted.
  */
 import http from 'node:http';
+import https from 'node:https';
 import {
   CreateStreamCommand,
   DescribeStreamSummaryCommand,
@@ -20,17 +21,25 @@ export type { KinesisClient } from '@aws-sdk/client-kinesis';
 
 /**
  * A Kinesis client for AWS (the SDK's default credentials; region from the argument or the
- * environment), or for a local endpoint such as kinesalite (dummy credentials, HTTP/1.1 only).
+ * environment; endpoint from `AWS_ENDPOINT_URL_KINESIS` / `AWS_ENDPOINT_URL` when set, resolved by
+ * the SDK), or for an explicit local endpoint such as kinesalite (dummy credentials).
+ *
+ * Always HTTP/1.1 with keep-alive: the SDK's Kinesis default is HTTP/2 (for SubscribeToShard,
+ * which Floe does not use), and kinesalite, moto and other emulators an `AWS_ENDPOINT_URL` may name
+ * speak HTTP/1.1 only; AWS serves PutRecords on either.
  */
 export function createKinesisClient(opts: { endpoint?: string; region?: string } = {}): KinesisClient {
   const region = opts.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
-  if (opts.endpoint === undefined) return new KinesisClient({ region });
+  const requestHandler = new NodeHttpHandler({
+    httpAgent: new http.Agent({ keepAlive: true, maxSockets: 32 }),
+    httpsAgent: new https.Agent({ keepAlive: true, maxSockets: 32 }),
+  });
+  if (opts.endpoint === undefined) return new KinesisClient({ region, requestHandler });
   return new KinesisClient({
     region,
     endpoint: opts.endpoint,
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    // kinesalite speaks HTTP/1.1 only.
-    requestHandler: new NodeHttpHandler({ httpAgent: new http.Agent({ keepAlive: true, maxSockets: 32 }) }),
+    requestHandler,
   });
 }
 

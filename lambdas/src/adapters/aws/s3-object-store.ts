@@ -30,7 +30,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { ErrorKind, FloeError } from '../../errors.ts';
-import type { ObjectStore } from '../../ports/object-store.ts';
+import type { ObjectEntry, ObjectStore } from '../../ports/object-store.ts';
+import { s3ForcePathStyleFromEnv } from './endpoints.ts';
 
 /** S3's limit for a single PutObject (larger objects need a multipart upload). */
 export const MAX_SINGLE_PUT_BYTES = 5 * 1024 ** 3;
@@ -158,6 +159,24 @@ export class S3ObjectStore implements ObjectStore {
     }
     // S3 returns UTF-8 byte order; sort again so the order is the port's (and the local store's).
     return out.sort();
+  }
+
+  /** One listing, as `list`: S3 returns each key's size and last-modified time with it. */
+  async listEntries(prefix: string): Promise<ObjectEntry[]> {
+    const loc = parseS3Uri(prefix);
+    const folder = folderOf(loc.key);
+    const out: ObjectEntry[] = [];
+    for await (const page of this.pages(loc, folder, undefined, prefix)) {
+      for (const o of page.Contents ?? []) {
+        if (o.Key === undefined || o.Key.endsWith('/')) continue;
+        out.push({
+          uri: `${loc.scheme}://${loc.bucket}/${o.Key}`,
+          size: o.Size ?? 0,
+          lastModifiedMs: o.LastModified?.getTime() ?? 0,
+        });
+      }
+    }
+    return out.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
   }
 
   async listChildren(prefix: string): Promise<string[]> {
@@ -386,9 +405,15 @@ function safeParse(uri: string): S3Location | undefined {
 export interface CreateS3ClientOptions {
   /** Default: `$AWS_REGION`, then `$AWS_DEFAULT_REGION`, then `us-east-1`. */
   region?: string;
-  /** For S3-compatible servers and emulators, e.g. `http://127.0.0.1:4568`. */
+  /**
+   * For S3-compatible servers and emulators, e.g. `http://127.0.0.1:4568`. Default: the SDK's own
+   * resolution (`AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, the profile's `endpoint_url`, else AWS).
+   */
   endpoint?: string;
-  /** Path-style addressing (`endpoint/bucket/key`); needed by most emulators. */
+  /**
+   * Path-style addressing (`endpoint/bucket/key`); needed by emulators reached by host name
+   * (`http://localhost:4566`). Default: `$FLOE_S3_FORCE_PATH_STYLE` (see `endpoints.ts`), else off.
+   */
   forcePathStyle?: boolean;
   /** Default: the SDK's credential chain (environment, profile, Lambda role …). */
   credentials?: NonNullable<S3ClientConfig['credentials']>;
@@ -413,6 +438,9 @@ export interface CreateS3ClientOptions {
  * signed request, and `S3ObjectStore` still asks for a CRC32 per put (as a plain header, which S3
  * validates), so integrity checking is not lost.
  *
+ * Endpoint: only an explicit `endpoint` is set here; otherwise the SDK resolves it itself, so
+ * `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL` (LocalStack, moto, MinIO) work as with any AWS tool.
+ *
  * HTTP: HTTP/1.1 (`NodeHttpHandler`; S3 does not speak HTTP/2) with keep-alive agents so a Lambda
  * reuses its TLS connections across requests and invocations (create the client outside the
  * handler). Call `client.destroy()` to release the sockets.
@@ -424,7 +452,7 @@ export function createS3Client(opts: CreateS3ClientOptions = {}): S3Client {
     ...(opts.endpoint !== undefined ? { endpoint: opts.endpoint } : {}),
     ...(opts.credentials !== undefined ? { credentials: opts.credentials } : {}),
     ...(opts.maxAttempts !== undefined ? { maxAttempts: opts.maxAttempts } : {}),
-    forcePathStyle: opts.forcePathStyle ?? false,
+    forcePathStyle: opts.forcePathStyle ?? s3ForcePathStyleFromEnv(),
     // A bucket in another region than the client's still works (one extra round trip).
     followRegionRedirects: opts.endpoint === undefined,
     requestChecksumCalculation: 'WHEN_REQUIRED',

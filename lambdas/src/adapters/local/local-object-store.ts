@@ -8,7 +8,7 @@ import { promises as fs } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ErrorKind, FloeError } from '../../errors.ts';
-import type { ObjectStore } from '../../ports/object-store.ts';
+import type { ObjectEntry, ObjectStore } from '../../ports/object-store.ts';
 
 export interface LocalRoot {
   /** URI prefix, e.g. `http://127.0.0.1:8080/warehouse`. */
@@ -153,23 +153,22 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   async list(prefix: string): Promise<string[]> {
-    const base = this.pathOf(prefix);
-    const out: string[] = [];
-    const walk = async (dir: string) => {
-      let entries: import('node:fs').Dirent[];
-      try {
-        entries = await fs.readdir(dir, { withFileTypes: true });
-      } catch {
-        return;
+    return (await filesUnder(this.pathOf(prefix))).map((p) => this.uriOf(p, prefix)).sort();
+  }
+
+  async listEntries(prefix: string): Promise<ObjectEntry[]> {
+    const out: ObjectEntry[] = [];
+    for (const path of await filesUnder(this.pathOf(prefix))) {
+      const st = await fs.stat(path, { bigint: true }).catch(() => undefined);
+      // A file deleted since the walk saw it is simply not listed, as S3 would not list it.
+      if (st?.isFile()) {
+        // Nearest millisecond: a time set through utimes (seconds as a float) lands a hair early
+        // (…122.99999 for …123), and a floor would report the millisecond before the one set.
+        const lastModifiedMs = Number((st.mtimeNs + 500_000n) / 1_000_000n);
+        out.push({ uri: this.uriOf(path, prefix), size: Number(st.size), lastModifiedMs });
       }
-      for (const e of entries) {
-        const p = join(dir, e.name);
-        if (e.isDirectory()) await walk(p);
-        else if (!e.name.endsWith('.tmp')) out.push(this.uriOf(p, prefix));
-      }
-    };
-    await walk(base);
-    return out.sort();
+    }
+    return out.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
   }
 
   async listChildren(prefix: string): Promise<string[]> {
@@ -188,6 +187,26 @@ export class LocalObjectStore implements ObjectStore {
       throw notFoundOr(e, uri);
     }
   }
+}
+
+/** Paths of every file below `dir` (recursively; in-flight `.tmp` files skipped), unsorted. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (d: string) => {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = await fs.readdir(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (!e.name.endsWith('.tmp')) out.push(p);
+    }
+  };
+  await walk(dir);
+  return out;
 }
 
 function notFoundOr(e: unknown, uri: string): unknown {

@@ -1,0 +1,192 @@
+/**
+ * What `floe load` loaded, kept in the snapshot summary of every table it commits to, so running
+ * a load again is safe: a file a table already holds is skipped for that table (README "Running a
+ * load again").
+ *
+ * One summary key, {@link LOADED_FILES_KEY}, on each commit: one line per input file that fed the
+ * table in that commit, `<hash> <size> <name>`. `hash` is the first 128 bits of the file's SHA-256
+ * in hex (`sha256sum FILE | cut -c1-32`): it identifies the bytes, so a renamed copy is the same
+ * file and an appended-to one is another. `name` (the base name, at most 60 characters) is for
+ * messages only. About 60 bytes per file; the list is never carried forward: each commit records
+ * its own files and the check walks the table's lineage (current snapshot, then parents).
+ */
+import type { TableMetadata } from '../iceberg/table-metadata.ts';
+import { currentSnapshot, snapshotAncestors } from '../iceberg/table-metadata.ts';
+import type { Catalog, TableIdentifier } from '../ports/catalog.ts';
+
+export const LOADED_FILES_KEY = 'floe.loaded-files';
+
+/** A file's identity: its content hash and size in bytes. */
+export interface FileFingerprint {
+  readonly hash: string;
+  readonly size: number;
+}
+
+export interface LoadedFile extends FileFingerprint {
+  /** For messages only (a base name). */
+  readonly name: string;
+}
+
+/** A file as a table's lineage records it: which snapshot loaded it, and when. */
+export interface PastLoad extends LoadedFile {
+  readonly snapshotId: bigint;
+  readonly timestampMs: bigint;
+}
+
+const MAX_NAME = 60;
+const ENTRY = /^([0-9a-f]{32}) (\d+) (.*)$/;
+
+/** A base name fit for one summary line: no control characters, at most 60 characters. */
+export function displayName(name: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced
+  const clean = name.replace(/[\u0000-\u001f\u007f]/g, '?');
+  return clean.length <= MAX_NAME ? clean : `…${clean.slice(-(MAX_NAME - 1))}`;
+}
+
+export function formatLoadedFiles(files: readonly LoadedFile[]): string {
+  return files.map((f) => `${f.hash} ${f.size} ${displayName(f.name)}`).join('\n');
+}
+
+/** The entries of one summary value; lines that are not entries are ignored. */
+export function parseLoadedFiles(value: string | undefined): LoadedFile[] {
+  if (value === undefined) return [];
+  const out: LoadedFile[] = [];
+  for (const line of value.split('\n')) {
+    const m = ENTRY.exec(line);
+    if (m) out.push({ hash: m[1]!, size: Number(m[2]), name: m[3]! });
+  }
+  return out;
+}
+
+/**
+ * Every file the table's lineage records, newest first. Snapshots other engines wrote carry no
+ * record and are walked through; the walk stops where expired snapshots broke the chain.
+ */
+export function pastLoads(metadata: TableMetadata): PastLoad[] {
+  const current = currentSnapshot(metadata);
+  if (!current) return [];
+  const out: PastLoad[] = [];
+  for (const s of snapshotAncestors(metadata, current['snapshot-id'])) {
+    for (const f of parseLoadedFiles(s.summary[LOADED_FILES_KEY])) {
+      out.push({ ...f, snapshotId: s['snapshot-id'], timestampMs: s['timestamp-ms'] });
+    }
+  }
+  return out;
+}
+
+/** Asked by the load before it stages a table (see `LoadDeps.history`). */
+export interface LoadHistory {
+  /** `sources`: the inputs whose records were routed to the table, in input order. */
+  planTable(id: TableIdentifier, sources: readonly string[]): Promise<TablePlan>;
+}
+
+export interface TablePlan {
+  /** Sources whose records the table must not get again. */
+  readonly skip: ReadonlySet<string>;
+  /** Summary keys for the table's commit (what it loads now). */
+  readonly summary: Readonly<Record<string, string>>;
+}
+
+/** What the history decided, for the user. */
+export type HistoryEvent =
+  /** The table already holds the file (by content: also under another name). */
+  | {
+      readonly kind: 'already-loaded';
+      readonly source: string;
+      readonly table: TableIdentifier;
+      readonly past: PastLoad;
+    }
+  /** The file repeats an earlier input of this load, byte for byte: it is loaded once. */
+  | { readonly kind: 'duplicate'; readonly source: string; readonly sameAs: string }
+  /** A file of the same name with other content was loaded before: this one is new and loads. */
+  | {
+      readonly kind: 'changed';
+      readonly source: string;
+      readonly table: TableIdentifier;
+      readonly past: PastLoad;
+    };
+
+export interface FileLoadHistoryOptions {
+  /** Load every file again, whatever the tables hold. */
+  readonly force: boolean;
+  readonly onEvent: (e: HistoryEvent) => void;
+}
+
+/** The load history of a catalog's tables, for inputs identified by their fingerprints. */
+export class FileLoadHistory implements LoadHistory {
+  private readonly told = new Set<string>();
+  private everywhere: Promise<Map<string, PastLoad>> | undefined;
+
+  /** `files`: each input's fingerprint by source name, in input order (filled in as they are read). */
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly files: ReadonlyMap<string, LoadedFile>,
+    private readonly options: FileLoadHistoryOptions,
+  ) {}
+
+  async planTable(id: TableIdentifier, sources: readonly string[]): Promise<TablePlan> {
+    const force = this.options.force;
+    const past = force ? [] : await this.tableLoads(id);
+    const byHash = new Map<string, PastLoad>();
+    for (const p of past) if (!byHash.has(p.hash)) byHash.set(p.hash, p);
+    const firstWith = new Map<string, string>();
+    for (const [source, f] of this.files) if (!firstWith.has(f.hash)) firstWith.set(f.hash, source);
+    const skip = new Set<string>();
+    const record = new Map<string, LoadedFile>();
+    for (const source of sources) {
+      const file = this.files.get(source);
+      if (file === undefined) continue;
+      // The first input of this load with these bytes is the one that loads.
+      const first = force ? source : (firstWith.get(file.hash) ?? source);
+      const hit = byHash.get(file.hash);
+      if (first !== source) {
+        skip.add(source);
+        this.tell(`dup ${source}`, { kind: 'duplicate', source, sameAs: first });
+      } else if (hit !== undefined) {
+        skip.add(source);
+        this.tell(`hit ${source} ${tableKey(id)}`, { kind: 'already-loaded', source, table: id, past: hit });
+      } else {
+        const sameName = past.find((p) => p.name === displayName(file.name));
+        if (sameName !== undefined)
+          this.tell(`changed ${source}`, { kind: 'changed', source, table: id, past: sameName });
+        record.set(file.hash, file);
+      }
+    }
+    const summary: Record<string, string> = {};
+    if (record.size > 0) summary[LOADED_FILES_KEY] = formatLoadedFiles([...record.values()]);
+    return { skip, summary };
+  }
+
+  /** Where any table of the catalog last loaded a file with this hash (read once per load). */
+  async loadedAnywhere(hash: string): Promise<PastLoad | undefined> {
+    this.everywhere ??= this.readEverywhere();
+    return (await this.everywhere).get(hash);
+  }
+
+  private async tableLoads(id: TableIdentifier): Promise<PastLoad[]> {
+    if (!(await this.catalog.tableExists(id))) return [];
+    return pastLoads((await this.catalog.loadTable(id)).metadata);
+  }
+
+  private async readEverywhere(): Promise<Map<string, PastLoad>> {
+    const out = new Map<string, PastLoad>();
+    for (const namespace of await this.catalog.listNamespaces()) {
+      for (const name of await this.catalog.listTables(namespace)) {
+        // A table that cannot be read tells nothing here (its own load reports the failure).
+        const loads = await this.tableLoads({ namespace, name }).catch(() => []);
+        for (const p of loads) if (!out.has(p.hash)) out.set(p.hash, p);
+      }
+    }
+    return out;
+  }
+
+  private tell(key: string, e: HistoryEvent): void {
+    if (this.told.has(key)) return;
+    this.told.add(key);
+    this.options.onEvent(e);
+  }
+}
+
+function tableKey(id: TableIdentifier): string {
+  return `${id.namespace}.${id.name}`;
+}
