@@ -40,7 +40,11 @@ Metadata tables, as Athena and Trino name them (quote them: the name holds a $):
                  _data_files_count and _rows_count, partition_summaries
   "t$partitions" partition, record_count, file_count, total_size, data (per column min, max, null_count, nan_count)
   $files, $manifests and $partitions describe the snapshot the query reads (time travel included).
-  floe query 'SELECT snapshot_id, summary FROM "order_events$snapshots"'`;
+  floe query 'SELECT snapshot_id, summary FROM "order_events$snapshots"'
+
+Read-only: statements that write files or change the engine (COPY … TO, EXPORT/IMPORT DATABASE,
+ATTACH/DETACH, INSTALL/LOAD, CALL, CREATE SECRET, SET/RESET/PRAGMA of anything but threads,
+memory_limit, TimeZone and a few display settings) are refused unless --allow-writes is given.`;
 
 export function buildProgram(out: (s: string) => void = (s) => process.stdout.write(`${s}\n`)): Command {
   const program = new Command('floe')
@@ -249,6 +253,10 @@ the other tables are; run the load again); ${ExitCode.Error} an error (bad input
       'read a table at a snapshot id (or branch/tag); without TABLE= it applies to the one table the SQL names; repeatable',
       collect,
       [] as string[],
+    )
+    .option(
+      '--allow-writes',
+      'also run statements that write files or change the engine (COPY … TO, EXPORT, ATTACH, INSTALL/LOAD, SET of paths); refused by default',
     )
     .addHelpText('after', QUERY_HELP)
     .action(async (sql: string, opts) => {

@@ -15,6 +15,7 @@ import {
   type SnapshotChoice,
   type TimeTravelOptions,
 } from '../query/index.ts';
+import { assertReadOnly } from '../query/read-only.ts';
 import { renderTable } from './format.ts';
 import { listAllTables, openTablePath, openWarehouse, type Warehouse } from './warehouse.ts';
 
@@ -27,6 +28,8 @@ export interface QueryCommandOptions {
   readonly asOf?: string;
   /** `[TABLE=]ID` pairs: read TABLE (or the one table the SQL names) at snapshot ID. */
   readonly snapshot?: readonly string[];
+  /** Run statements that write files or change the engine (COPY … TO, ATTACH, INSTALL, SET …). */
+  readonly allowWrites?: boolean;
 }
 
 /** An engine with one view per table: `name` (when unique) and `namespace.name`. */
@@ -41,6 +44,7 @@ export async function queryCommand(
   opts: QueryCommandOptions,
   out: (s: string) => void,
 ): Promise<void> {
+  if (!opts.allowWrites) assertReadOnly(sql);
   const timeTravel = timeTravelOptions(opts);
   const wh = openWarehouse(opts.warehouse);
   const external = await externalTables(opts.table ?? []);
