@@ -1,0 +1,35 @@
+/** What routing a batch gives the steps after it: each table's work, and what cannot land. */
+import type { DeadLetterRecord } from '../../ports/dead-letters.ts';
+import type { DecodedAvro } from '../../records/decode.ts';
+import type { KinesisBatch } from '../../records/kinesis-event.ts';
+import type { FastPath } from '../load-columnar.ts';
+import type { PendingRecord } from '../load-types.ts';
+import type { IngestFailure } from './result.ts';
+
+export interface AvroItem {
+  readonly index: number;
+  readonly decoded: DecodedAvro;
+}
+
+/** One table's records in this batch (the fast path keeps the records it took in its own columns). */
+export interface TableWork {
+  readonly table: string;
+  json: PendingRecord[];
+  avro: AvroItem[];
+  /** JSON records that field lists changed: index → the record to write. */
+  readonly transformed: Map<number, string>;
+}
+
+/** The batch routed: each table's work, the fast path's columns, and what cannot land. */
+export interface Routed {
+  readonly batch: KinesisBatch;
+  /** Per table, every table the fast path took records for included. */
+  readonly work: Map<string, TableWork>;
+  /** The JSON fast path, if it ran: its `tables` hold the columns it scanned per table. */
+  readonly fast: FastPath | undefined;
+  readonly dead: DeadLetterRecord[];
+  /** `dead` by reason. */
+  readonly deadCounts: Record<string, number>;
+  /** The schema registry was unreachable: routing stopped at that record (see `route-records.ts`). */
+  readonly failures: IngestFailure[];
+}

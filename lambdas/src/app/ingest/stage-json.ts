@@ -1,0 +1,129 @@
+/** Staging a table's JSON records: columns straight to Parquet, rows through the generic path, or pending. */
+import { hintsFor, typeConflictFor } from '../../config.ts';
+import { ErrorKind, isFloeError } from '../../errors.ts';
+import { currentSchema } from '../../iceberg/table-metadata.ts';
+import { supportsColumnar } from '../../parquet/index.ts';
+import type { LoadedTable } from '../../ports/catalog.ts';
+import type { DeadLetterRecord } from '../../ports/dead-letters.ts';
+import { deleteQuietly } from '../../ports/object-store.ts';
+import { StructInferrer } from '../../schema/infer.ts';
+import type { ColumnarTableBatch } from '../columnar-batch.ts';
+import type { DeadLetter } from '../dead-letters.ts';
+import { columnarFit, mergeBySeq, reparse, writeColumnarFiles } from '../load-columnar.ts';
+import { coercionSummary, refuseAlone, screen, stage } from '../load-generic.ts';
+import type { PendingRecord } from '../load-types.ts';
+import { evolve, UseGenericPath } from '../table-staging.ts';
+import { letter } from './letters.ts';
+import { NOTHING_STAGED, type StagedPart, type StageInput, type WrittenFile } from './staged-part.ts';
+
+/** The JSON records: the columnar fast path when the batch fits the table as it is, else the generic path. */
+export async function stageJson(
+  t: StageInput,
+  columnar: ColumnarTableBatch | undefined,
+): Promise<StagedPart> {
+  let json = t.work.json;
+  if (columnar && columnar.rowCount > 0) {
+    const fitted = t.base && json.length === 0 ? await columnarFits(t, t.base, columnar) : undefined;
+    if (fitted) return { files: fitted, rejected: [], pending: [], path: 'columnar' };
+    json = mergeBySeq(json, reparse(columnar));
+  }
+  return json.length > 0 ? await stageGeneric(t, json) : NOTHING_STAGED;
+}
+
+/** Writes the fast path's columns as data files when the batch needs no change to the table. */
+async function columnarFits(
+  t: StageInput,
+  base: LoadedTable,
+  columnar: ColumnarTableBatch,
+): Promise<WrittenFile[] | undefined> {
+  const cfg = t.deps.config;
+  const hints = hintsFor(cfg, base.id.name);
+  const batchType = columnar.inferType(hints, cfg.inference.detectTimestamps);
+  if (!batchType || batchType.fields.length === 0) return undefined;
+  let ev: ReturnType<typeof evolve>;
+  try {
+    // A promotion the values need is an evolution: those records go pending, like the generic path's.
+    ev = evolve(
+      base,
+      batchType,
+      t.candidates,
+      columnarFit(currentSchema(base.metadata), columnar, batchType, hints),
+    );
+  } catch (e) {
+    if (isFloeError(e, ErrorKind.SchemaIncompatible)) return undefined;
+    throw e;
+  }
+  if (ev.updates.length > 0 || !supportsColumnar(ev.schema)) return undefined;
+  const columns = columnar.toColumnar(ev.schema);
+  if (!columns) return undefined;
+  const before = t.staged.length;
+  try {
+    const files = await writeColumnarFiles(t.load, base.metadata, ev.schema, ev.spec, columns, t.staged);
+    const schemaId = ev.schema.schemaId;
+    const specId = ev.spec['spec-id'];
+    return files.map((file) => ({ file, schemaId, specId }));
+  } catch (e) {
+    if (!(e instanceof UseGenericPath)) throw e;
+    // Files stored before the encoder gave up would be orphans: the generic path writes anew.
+    await deleteQuietly(t.deps.store, t.staged.splice(before));
+    return undefined;
+  }
+}
+
+/** The generic path: rows screened and written when they fit the table as it is, else kept pending. */
+async function stageGeneric(t: StageInput, json: PendingRecord[]): Promise<StagedPart> {
+  const cfg = t.deps.config;
+  const { table } = t.work;
+  const { base } = t;
+  const hints = hintsFor(cfg, table);
+  const inferrer = () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
+  const coerce = typeConflictFor(cfg, table) === 'coerce';
+  const screened = await screen(
+    t.load,
+    t.id,
+    json,
+    inferrer(),
+    inferrer,
+    { base },
+    {
+      coerce,
+      maxColumns: cfg.limits.maxColumnsPerTable,
+    },
+  );
+  const coerced = coercionSummary(screened.coerced);
+  const rejected: DeadLetterRecord[] = [];
+  let files: WrittenFile[] = [];
+  let pending: number[] = [];
+  let path: StagedPart['path'] = 'none';
+  const accepted = screened.accepted;
+  const fits =
+    accepted.length > 0 &&
+    base !== undefined &&
+    evolve(base, screened.batchType, t.candidates, screened.fit).updates.length === 0;
+  if (fits && base) {
+    for (const d of screened.rejected) rejected.push(tableLetter(t, d));
+    const out = await stage(t.load, base, screened.batchType, t.candidates, accepted, t.staged, screened.fit);
+    for (const d of out.rejected) rejected.push(tableLetter(t, d));
+    const schemaId = base.metadata['current-schema-id'];
+    const specId = out.prepared.specId;
+    files = out.prepared.dataFiles.map((file) => ({ file, schemaId, specId }));
+    path = 'generic';
+  } else if (screened.accepted.length + screened.rejected.length > 0) {
+    // The table must change for them: only what can never land is refused here; the committer
+    // judges the rest together with every other pending record (see refuseAlone).
+    // (Under `coerce` a value that conflicts with its column may still be converted: the
+    // committer decides that too.)
+    const alone = refuseAlone(table, coerce ? undefined : base, json, inferrer);
+    for (const d of alone.rejected) rejected.push(tableLetter(t, d));
+    if (alone.kept.length > 0) {
+      pending = alone.kept.map((p) => p.seq);
+      path = 'pending';
+    }
+  }
+  return { files, rejected, pending, path, ...(coerced === undefined ? {} : { coerced }) };
+}
+
+/** A dead letter of the load helpers, as the stream's record it came from. */
+function tableLetter(t: StageInput, d: DeadLetter): DeadLetterRecord {
+  return letter(t.batch, d.line - 1, d.reason, d.detail, t.work.table);
+}
