@@ -12,5 +12,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Vitest's default (all cores but one) runs one file at a time on a 2-core machine; most test
+    // files wait on emulators, DuckDB or child processes, so two at a time halves the wall time.
+    maxWorkers: 2,
   },
 });
