@@ -556,7 +556,8 @@ describe('exactly once under fault injection', () => {
         rule: { port: 'catalog', method: 'commitTable', timing: 'after', when: commitOf('click_events') },
         swapped: 'click_events',
       },
-      { name: 'watermark put', rule: { port: 'store', method: 'put', when: uriHas('floe-watermark-') } },
+      // The watermark is inline in the metadata: the last write before the swap is the manifest list.
+      { name: 'manifest list put', rule: { port: 'store', method: 'put', when: uriHas('/snap-') } },
       {
         name: 'mark committed, crash',
         rule: { port: 'ledger', method: 'markCommitted', kind: 'crash' },

@@ -32,7 +32,7 @@ import {
   recordText,
   streamDeadLetter,
 } from '../ports/dead-letters.ts';
-import { compareSequence, type Ledger, type LedgerEntry, unbrokenRun } from '../ports/ledger.ts';
+import { type Ledger, type LedgerEntry, unbrokenRun } from '../ports/ledger.ts';
 import type { Lease, Lock } from '../ports/lock.ts';
 import { deleteQuietly } from '../ports/object-store.ts';
 import type { SchemaRegistry } from '../ports/schema-registry.ts';
@@ -51,7 +51,19 @@ import { decodeFragment, type FragmentRecord } from './pending-fragment.ts';
 import { RecordRules, schemaColumnPaths } from './record-rules.ts';
 import { encodeRows, type ParquetEncoder } from './row-files.ts';
 import { codecOf, createTable, evolve, newTableFor } from './table-staging.ts';
-import { advance, encodeWatermark, readWatermark, WATERMARK_KEY, writeWatermark } from './watermark.ts';
+import {
+  advance,
+  committedFloor,
+  DEFAULT_PRUNE_IDLE_MS,
+  encodeWatermark,
+  encodeWithinLimit,
+  loadWatermark,
+  positionsOf,
+  pruneSettledShards,
+  readWatermark,
+  WATERMARK_KEY,
+  type Watermark,
+} from './watermark.ts';
 
 export interface CommitterDeps extends CommitDeps {
   readonly config: FloeConfig;
@@ -77,6 +89,11 @@ export interface CommitterDeps extends CommitDeps {
   readonly maxRowsPerFile?: number;
   /** Catalog commit attempts per table (default 8). */
   readonly maxAttempts?: number;
+  /**
+   * A shard no commit moved for this long (default 8 days) leaves the watermark once its ledger
+   * chain is settled (watermark.ts `pruneSettledShards`); `Infinity` keeps every shard.
+   */
+  readonly pruneIdleShardsAfterMs?: number;
 }
 
 export interface TableCommitResult {
@@ -111,7 +128,7 @@ interface Prepared {
   readonly changes: string[];
   readonly oldestArrivalMs?: number;
   readonly pendingFiles: string[];
-  /** Files this attempt wrote (rewritten data, watermark): orphans if the attempt loses. */
+  /** Files this attempt wrote (rewritten data): orphans if the attempt loses. */
   readonly written: string[];
 }
 
@@ -165,8 +182,8 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
       ...(deps.maxAttempts === undefined ? {} : { maxAttempts: deps.maxAttempts }),
       prepare: async (base) => {
         lease = await deps.lock.renew(lease);
-        const watermark = await readWatermark(deps.store, base.metadata);
-        const runs = await readRuns(deps, table, shards, watermark);
+        const watermark = await loadWatermark(deps.store, base.metadata);
+        const runs = await readRuns(deps, table, shards, positionsOf(watermark));
         const key = `${runsKey(runs)}|${base.metadata['current-schema-id']}/${base.metadata['last-column-id']}/${base.metadata['default-spec-id']}|${encodeWatermark(watermark)}`;
         if (last?.key === key) return last.prepared;
         if (last) await deleteQuietly(deps.store, last.written);
@@ -261,15 +278,11 @@ async function readRuns(
   const out = new Map<string, LedgerEntry[]>();
   await Promise.all(
     shards.map(async (shard) => {
-      let after = watermark.get(shard) ?? null;
-      const entries = await deps.ledger.entriesAfter(table, shard, after, limit);
-      // Entries marked committed were in a commit at or below the watermark of that time: a floor
-      // for a table whose watermark is gone (dropped and re-created outside Floe).
-      for (const e of entries) {
-        if (e.status !== 'committed') break;
-        if (after === null || compareSequence(e.lastSequence, after) > 0) after = e.lastSequence;
-      }
-      const run = capPending(unbrokenRun(entries, after), pendingCap);
+      const from = watermark.get(shard) ?? null;
+      const entries = await deps.ledger.entriesAfter(table, shard, from, limit);
+      // Entries marked committed were in a commit: a floor for a shard the watermark lacks (pruned
+      // once settled, or a table dropped and re-created outside Floe).
+      const run = capPending(unbrokenRun(entries, committedFloor(entries, from)), pendingCap);
       if (run.length > 0) out.set(shard, run);
     }),
   );
@@ -451,7 +464,7 @@ async function build(
   deps: CommitterDeps,
   base: LoadedTable,
   runs: ReadonlyMap<string, LedgerEntry[]>,
-  watermark: Map<string, string>,
+  watermark: Watermark,
   pending: PendingSource,
 ) {
   const cfg = deps.config;
@@ -617,13 +630,13 @@ async function build(
   const deadLetters: Record<string, number> = {};
   for (const d of dead) deadLetters[d.reason] = (deadLetters[d.reason] ?? 0) + 1;
 
-  const next = advance(watermark, positions);
+  // The watermark goes inline into the table property (and the summary), in the same commit.
+  const next = entries.length > 0 ? await nextWatermark(deps, table, watermark, positions, nowMs) : watermark;
   const files = [...rewritten, ...sameSpec, ...[...otherSpecFiles.values()].flat()];
-  let wmUri: string | undefined;
+  let wmText: string | undefined;
   if (entries.length > 0) {
-    wmUri = await writeWatermark(deps.store, deps.ids, base.metadata, next);
-    written.push(wmUri);
-    updates.push({ action: 'set-properties', updates: { [WATERMARK_KEY]: wmUri } });
+    wmText = encodeWithinLimit(next, table);
+    updates.push({ action: 'set-properties', updates: { [WATERMARK_KEY]: wmText } });
   }
   return {
     prepared: {
@@ -631,11 +644,11 @@ async function build(
       dataFiles: [...rewritten, ...sameSpec],
       specId: spec['spec-id'],
       otherSpecFiles,
-      ...(wmUri === undefined
+      ...(wmText === undefined
         ? {}
         : {
             summary: {
-              [WATERMARK_KEY]: wmUri,
+              [WATERMARK_KEY]: wmText,
               'floe.ledger-entries': String(entries.length),
               ...(coercion === undefined ? {} : { 'floe.coerced': coercion }),
             },
@@ -644,7 +657,7 @@ async function build(
     info: {
       entries: entries.length,
       positions,
-      watermark: next,
+      watermark: positionsOf(next),
       rows: files.reduce((n, f) => n + Number(f.record_count), 0),
       files: files.length,
       rewritten: rewritten.reduce((n, f) => n + Number(f.record_count), 0),
@@ -655,6 +668,23 @@ async function build(
       written,
     },
   };
+}
+
+/** `watermark` moved to this commit's positions, without the idle shards the ledger shows settled. */
+async function nextWatermark(
+  deps: CommitterDeps,
+  table: string,
+  watermark: Watermark,
+  positions: ReadonlyMap<string, string>,
+  nowMs: number,
+): Promise<Watermark> {
+  return pruneSettledShards(advance(watermark, positions, nowMs), {
+    ledger: deps.ledger,
+    table,
+    nowMs,
+    idleMs: deps.pruneIdleShardsAfterMs ?? DEFAULT_PRUNE_IDLE_MS,
+    maxEntries: deps.maxEntriesPerShard ?? 1000,
+  });
 }
 
 type AvroDecoded = Extract<Decoded, { kind: 'avro' }>;
