@@ -230,7 +230,7 @@ async function buildSnapshot(
  * `write.metadata.delete-after-commit.enabled`: metadata files that fell out of the metadata log
  * (trimmed to `write.metadata.previous-versions-max`) are deleted, best effort, as Java does.
  */
-async function cleanUpOldMetadata(
+export async function cleanUpOldMetadata(
   store: ObjectStore,
   base: LoadedTable,
   committed: LoadedTable,
@@ -245,10 +245,10 @@ async function cleanUpOldMetadata(
   );
 }
 
-function backoffMs(attempt: number): number {
+export function backoffMs(attempt: number): number {
   return Math.min(2000, 25 * 2 ** (attempt - 1));
 }
 
-function defaultSleep(ms: number): Promise<void> {
+export function defaultSleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }

@@ -113,6 +113,57 @@ export async function writeDataManifest(
   };
 }
 
+/**
+ * Writes a manifest of `entries` as they are (any status; explicit snapshot ids and sequence
+ * numbers where set, inherited where not) for a snapshot with `snapshotId` and `sequenceNumber`,
+ * and describes it for the manifest list. Used by commits that rewrite history (compaction).
+ */
+export async function writeEntriesManifest(
+  io: ManifestIo,
+  meta: TableMetadata,
+  specId: number,
+  content: ManifestContent,
+  entries: readonly ManifestEntry[],
+  snapshotId: bigint,
+  sequenceNumber: bigint,
+): Promise<ManifestFile> {
+  const { location, length } = await writeManifest(io, meta, specId, content, [...entries]);
+  const spec = specById(meta, specId);
+  const schema = currentSchema(meta);
+  const count = (status: ManifestEntryStatus) => entries.filter((e) => e.status === status);
+  const rows = (es: readonly ManifestEntry[]) => es.reduce((n, e) => n + e.data_file.record_count, 0n);
+  let minSeq = sequenceNumber;
+  for (const e of entries) {
+    if (
+      e.status !== ManifestEntryStatus.DELETED &&
+      e.sequence_number !== undefined &&
+      e.sequence_number < minSeq
+    )
+      minSeq = e.sequence_number;
+  }
+  const live = entries.filter((e) => e.status !== ManifestEntryStatus.DELETED);
+  return {
+    manifest_path: location,
+    manifest_length: BigInt(length),
+    partition_spec_id: specId,
+    content,
+    sequence_number: sequenceNumber,
+    min_sequence_number: minSeq,
+    added_snapshot_id: snapshotId,
+    added_files_count: count(ManifestEntryStatus.ADDED).length,
+    existing_files_count: count(ManifestEntryStatus.EXISTING).length,
+    deleted_files_count: count(ManifestEntryStatus.DELETED).length,
+    added_rows_count: rows(count(ManifestEntryStatus.ADDED)),
+    existing_rows_count: rows(count(ManifestEntryStatus.EXISTING)),
+    deleted_rows_count: rows(count(ManifestEntryStatus.DELETED)),
+    partitions: fieldSummaries(
+      spec,
+      schema,
+      live.map((e) => [...e.data_file.partition] as IcebergValue[]),
+    ),
+  };
+}
+
 export interface MergeResult {
   readonly manifests: ManifestFile[];
   readonly written: string[];
@@ -132,45 +183,68 @@ export async function mergeManifests(
   existing: readonly ManifestFile[],
   snapshotId: bigint,
   sequenceNumber: bigint,
+  /** `rewrite`: merge any two or more small manifests of a spec, whatever the table's settings (RewriteManifests). */
+  mode: 'append' | 'rewrite' = 'append',
 ): Promise<MergeResult> {
-  const enabled = (meta.properties['commit.manifest-merge.enabled'] ?? 'true') !== 'false';
-  const minCount = intProp(meta, 'commit.manifest.min-count-to-merge', 100);
-  const target = intProp(meta, 'commit.manifest.target-size-bytes', 8 * 1024 * 1024);
-  const keep: ManifestFile[] = [];
-  const small = new Map<number, ManifestFile[]>();
-  for (const m of existing) {
-    if (!enabled || m.content !== ManifestContent.DATA || Number(m.manifest_length) >= target) keep.push(m);
-    else small.set(m.partition_spec_id, [...(small.get(m.partition_spec_id) ?? []), m]);
-  }
+  const plan = planManifestMerge(meta, existing, mode);
   const out: ManifestFile[] = [];
   const written: string[] = [];
   let replaced = 0;
+  for (const { specId, manifests } of plan.merges) {
+    const merged = await mergeBin(io, meta, specId, manifests, snapshotId, sequenceNumber);
+    out.push(merged);
+    written.push(merged.manifest_path);
+    replaced += manifests.length;
+  }
+  return {
+    manifests: [...out, ...plan.kept],
+    written,
+    created: out.length,
+    kept: plan.kept.length,
+    replaced,
+  };
+}
+
+export interface ManifestMergePlan {
+  /** Groups of manifests (of one spec) each merged into one. */
+  readonly merges: readonly { readonly specId: number; readonly manifests: readonly ManifestFile[] }[];
+  /** Carried as they are, in the parent's order (manifests with no live entry are dropped). */
+  readonly kept: readonly ManifestFile[];
+}
+
+/** Which manifests `mergeManifests` merges (and a dry run reports). */
+export function planManifestMerge(
+  meta: TableMetadata,
+  existing: readonly ManifestFile[],
+  mode: 'append' | 'rewrite',
+): ManifestMergePlan {
+  const rewrite = mode === 'rewrite';
+  const enabled = rewrite || (meta.properties['commit.manifest-merge.enabled'] ?? 'true') !== 'false';
+  const minCount = rewrite ? 3 : intProp(meta, 'commit.manifest.min-count-to-merge', 100);
+  const target = intProp(meta, 'commit.manifest.target-size-bytes', 8 * 1024 * 1024);
+  const keep = new Set<ManifestFile>();
+  const small = new Map<number, ManifestFile[]>();
+  for (const m of existing) {
+    // Java drops a parent's manifest that holds only DELETED entries: the removal it records
+    // belongs to the parent snapshot. v1 counts may be unknown (read as 0), so only from v2 on.
+    if (meta['format-version'] >= 2 && m.added_files_count === 0 && m.existing_files_count === 0) continue;
+    if (!enabled || m.content !== ManifestContent.DATA || Number(m.manifest_length) >= target) keep.add(m);
+    else small.set(m.partition_spec_id, [...(small.get(m.partition_spec_id) ?? []), m]);
+  }
+  const merges: { specId: number; manifests: ManifestFile[] }[] = [];
   for (const [specId, group] of small) {
     // +1: the new manifest of this commit counts towards the threshold, as in Java.
     if (group.length + 1 < minCount) {
-      keep.push(...group);
+      for (const m of group) keep.add(m);
       continue;
     }
     for (const bin of binBySize(group, target)) {
-      if (bin.length === 1) {
-        keep.push(bin[0]!);
-        continue;
-      }
-      const merged = await mergeBin(io, meta, specId, bin, snapshotId, sequenceNumber);
-      out.push(merged);
-      written.push(merged.manifest_path);
-      replaced += bin.length;
+      if (bin.length === 1) keep.add(bin[0]!);
+      else merges.push({ specId, manifests: bin });
     }
   }
   // Keep the parent's order for untouched manifests after the merged ones (newest first overall).
-  const keptInOrder = existing.filter((m) => keep.includes(m));
-  return {
-    manifests: [...out, ...keptInOrder],
-    written,
-    created: out.length,
-    kept: keptInOrder.length,
-    replaced,
-  };
+  return { merges, kept: existing.filter((m) => keep.has(m)) };
 }
 
 function binBySize(group: readonly ManifestFile[], target: number): ManifestFile[][] {

@@ -194,6 +194,57 @@ the other tables are; run the load again); ${ExitCode.Error} an error (bad input
     });
 
   program
+    .command('maintain')
+    .description(
+      'keep tables healthy: compact small files, merge manifests, expire old snapshots, delete orphan files (no step flag: all four)',
+    )
+    .argument(
+      '[tables...]',
+      'tables (name or namespace.name) or table folders; default: every table of the warehouse',
+    )
+    .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
+    .option('--compact', 'rewrite each partition’s small files into files near the target size')
+    .option('--rewrite-manifests', 'merge small manifests')
+    .option('--expire', 'expire old snapshots and delete the files only they reached')
+    .option('--orphans', 'delete files under the table location that no metadata reaches')
+    .option(
+      '--retain-last <n>',
+      'keep at least this many newest snapshots (default: history.expire.min-snapshots-to-keep, else 1)',
+    )
+    .option(
+      '--expire-older-than <duration>',
+      'expire snapshots older than this: 0s, 30m, 12h, 5d (default: history.expire.max-snapshot-age-ms, else 5d)',
+    )
+    .option('--orphans-older-than <duration>', 'delete orphan files older than this only (default: 3d)')
+    .option(
+      '--target-file-size <bytes>',
+      'compaction target (default: write.target-file-size-bytes; files below 75 % of it are compacted)',
+    )
+    .option('--dry-run', 'plan and report; change nothing')
+    .option('--json', 'one JSON report per table (sizes and ids as exact integers)')
+    .option('-q, --quiet', 'no progress output')
+    .addHelpText(
+      'after',
+      `
+Each step commits on its own and optimistically: a load or stream committing meanwhile loses
+nothing (the step is rebuilt on the newer snapshot, or skipped when its inputs changed). Rows,
+values and field ids are the same before and after compaction; deletes are applied while
+rewriting. Files younger than --orphans-older-than are never deleted: a commit may be in flight.
+
+Examples:
+  floe maintain                                   every table, every step, table defaults
+  floe maintain click_events --compact --dry-run  what compaction would rewrite
+  floe maintain --expire --retain-last 10 --expire-older-than 1d
+  floe maintain ./copy/of/a/spark_table           a table folder outside the warehouse
+
+Exit codes: ${ExitCode.Ok} done; ${ExitCode.Error} error; ${ExitCode.TableFailed} a step failed on some table (reported; the other steps and tables ran).`,
+    )
+    .action(async (tables: string[], opts) => {
+      const { maintainCommand } = await import('./maintain-command.ts');
+      process.exitCode = await maintainCommand(tables, opts, out);
+    });
+
+  program
     .command('tables')
     .description(
       'list the tables in a warehouse with their snapshot counts and live rows (position and equality deletes applied)',

@@ -131,6 +131,8 @@ export async function listAllTables(wh: Warehouse): Promise<TableIdentifier[]> {
 export interface OpenedTable {
   readonly table: import('../ports/catalog.ts').LoadedTable;
   readonly store: LocalObjectStore;
+  /** A table folder's catalog (commits go through it); absent when a metadata file was named. */
+  readonly catalog?: FileCatalog;
 }
 
 /**
@@ -150,7 +152,7 @@ export async function openTablePath(path: string): Promise<OpenedTable> {
     if (!(await catalog.tableExists(id))) {
       throw new FloeError(ErrorKind.NotFound, `${path} holds no Iceberg table (no metadata/*.metadata.json)`);
     }
-    return { table: await catalog.loadTable(id), store };
+    return { table: await catalog.loadTable(id), store, catalog };
   }
   const tableDir = basename(dirname(abs)) === 'metadata' ? dirname(dirname(abs)) : dirname(abs);
   const metadata = parseTableMetadata(await fs.readFile(abs, 'utf8'), abs);

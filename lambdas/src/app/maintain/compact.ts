@@ -1,0 +1,383 @@
+/**
+ * Compaction (Java `RewriteDataFiles`, bin-pack): per partition, the data files below ~75 % of the
+ * target size — and any data file with deletes to apply — are rewritten into files near the target,
+ * in one `replace` snapshot.
+ *
+ * - Rows come back exactly (the Parquet reader and writer round-trip every value; field ids and
+ *   metrics are those of the current schema), minus the rows the table's deletes remove.
+ * - The new files take the **starting snapshot's sequence number** as their data sequence number
+ *   (Java: `use-starting-sequence-number`): equality deletes committed while the rewrite ran (newer
+ *   sequence numbers) still apply to the rewritten rows, and the deletes already applied (older
+ *   ones) cannot apply twice.
+ * - Delete files whose every target was rewritten are removed in the same snapshot (they would
+ *   only dangle).
+ * - Optimistic: the commit is rebuilt from whatever the table holds at each attempt, so an append
+ *   that landed meanwhile is kept. If an input file is gone, or a delete file appeared for one,
+ *   the rewrite is abandoned (its files deleted) and reported; the next run plans again.
+ */
+
+import { decodeManifest, inheritManifestEntry } from '../../iceberg/manifest/index.ts';
+import {
+  type DataFile,
+  DataFileContent,
+  ManifestContent,
+  type ManifestEntry,
+  ManifestEntryStatus,
+  type ManifestFile,
+} from '../../iceberg/manifest/types.ts';
+import { partitionKey } from '../../iceberg/partitioning.ts';
+import { type FileScanTask, planScan, type ScanPlan } from '../../iceberg/scan.ts';
+import {
+  currentSchema,
+  currentSnapshot,
+  specById,
+  type TableMetadata,
+} from '../../iceberg/table-metadata.ts';
+import type { IcebergValue, Row } from '../../iceberg/values.ts';
+import type { LoadedTable } from '../../ports/catalog.ts';
+import { deleteQuietly } from '../../ports/object-store.ts';
+import type { CommitDeps } from '../append.ts';
+import { type ManifestIo, readManifestList, writeEntriesManifest } from '../manifest-io.ts';
+import { encodeRows, type ParquetEncoder } from '../row-files.ts';
+import { codecOf, putDataFile } from '../table-staging.ts';
+import { carriedSummary } from './carried-summary.ts';
+import type { Thresholds } from './options.ts';
+import { commitSnapshot } from './snapshot-commit.ts';
+
+export interface CompactionDeps extends CommitDeps {
+  readonly encoder?: ParquetEncoder;
+}
+
+/** Reads a data file's rows in the table's current schema, with the task's deletes applied. */
+export type LiveRows = (meta: TableMetadata, task: FileScanTask) => Promise<Row[]>;
+
+/** One output file's worth of input: files of one spec and partition. */
+export interface Bin {
+  readonly specId: number;
+  readonly tuple: readonly IcebergValue[];
+  readonly tasks: readonly FileScanTask[];
+  readonly bytes: number;
+}
+
+export interface CompactionReport {
+  readonly filesRewritten: number;
+  readonly filesWritten: number;
+  readonly deleteFilesRemoved: number;
+  readonly rowsBefore: bigint;
+  readonly rowsAfter: bigint;
+  readonly bytesBefore: bigint;
+  readonly bytesAfter: bigint;
+  readonly snapshotId?: bigint;
+  /** Why nothing was committed, when nothing was (and something was planned). */
+  readonly skipped?: string;
+  /** Groups left as they were (a file that could not be read or rows that could not be written). */
+  readonly notes?: readonly string[];
+}
+
+const NOTHING: CompactionReport = {
+  filesRewritten: 0,
+  filesWritten: 0,
+  deleteFilesRemoved: 0,
+  rowsBefore: 0n,
+  rowsAfter: 0n,
+  bytesBefore: 0n,
+  bytesAfter: 0n,
+};
+
+/** The bins worth rewriting in the table's current snapshot. */
+export function planBins(plan: ScanPlan, th: Thresholds): Bin[] {
+  const groups = new Map<string, { specId: number; tuple: readonly IcebergValue[]; tasks: FileScanTask[] }>();
+  for (const t of plan.tasks) {
+    const small = Number(t.file.file_size_in_bytes) < th.smallFileBytes;
+    if (!small && t.deletes.length === 0) continue;
+    const tuple = t.file.partition as readonly IcebergValue[];
+    const key = `${t.specId}|${partitionKey(tuple)}`;
+    const g = groups.get(key) ?? { specId: t.specId, tuple, tasks: [] };
+    groups.set(key, g);
+    g.tasks.push(t);
+  }
+  const bins: Bin[] = [];
+  for (const g of groups.values()) {
+    for (const tasks of binPack(g.tasks, th.binBytes)) {
+      // One file alone gains nothing — unless it has deletes to apply.
+      if (tasks.length === 1 && tasks[0]!.deletes.length === 0) continue;
+      bins.push({ specId: g.specId, tuple: g.tuple, tasks, bytes: sizeOf(tasks) });
+    }
+  }
+  return bins;
+}
+
+/** First-fit decreasing into bins of at most `target` bytes. */
+function binPack(tasks: readonly FileScanTask[], target: number): FileScanTask[][] {
+  const bins: { tasks: FileScanTask[]; bytes: number }[] = [];
+  const bySize = [...tasks].sort((a, b) => Number(b.file.file_size_in_bytes - a.file.file_size_in_bytes));
+  for (const t of bySize) {
+    const size = Number(t.file.file_size_in_bytes);
+    const bin = bins.find((b) => b.bytes + size <= target);
+    if (bin) {
+      bin.tasks.push(t);
+      bin.bytes += size;
+    } else bins.push({ tasks: [t], bytes: size });
+  }
+  return bins.map((b) => b.tasks);
+}
+
+function sizeOf(tasks: readonly FileScanTask[]): number {
+  return tasks.reduce((n, t) => n + Number(t.file.file_size_in_bytes), 0);
+}
+
+/** What compaction would rewrite, without doing it. */
+export async function planCompaction(
+  deps: Pick<CommitDeps, 'store'>,
+  base: LoadedTable,
+  th: Thresholds,
+): Promise<Bin[]> {
+  if (!currentSnapshot(base.metadata)) return [];
+  return planBins(await planScan(base.metadata, (u) => deps.store.get(u)), th);
+}
+
+export async function compact(
+  deps: CompactionDeps,
+  base: LoadedTable,
+  th: Thresholds,
+  liveRows: LiveRows,
+): Promise<CompactionReport> {
+  const meta = base.metadata;
+  const start = currentSnapshot(meta);
+  if (!start) return NOTHING;
+  const plan = await planScan(meta, (u) => deps.store.get(u));
+  const bins = planBins(plan, th);
+  if (bins.length === 0) return NOTHING;
+  const startSequence = start['sequence-number'] ?? 0n;
+  const schema = currentSchema(meta);
+  const written: string[] = [];
+  const added: { specId: number; file: DataFile }[] = [];
+  const rewritten = new Map<string, DataFile>();
+  const notes: string[] = [];
+  let rowsAfter = 0n;
+  try {
+    for (const bin of bins) {
+      const rows = await binRows(meta, bin, liveRows, notes);
+      if (!rows) continue;
+      const spec = specById(meta, bin.specId);
+      const puts: Promise<DataFile>[] = [];
+      const { failed } = encodeRows(schema, spec, rows, {
+        compression: codecOf(meta),
+        maxRows: Number.MAX_SAFE_INTEGER,
+        ...(deps.encoder ? { encoder: deps.encoder } : {}),
+        onFile: (f, ordinal) => {
+          const put = putDataFile(deps, meta, schema, spec, f.tuple, f.file, ordinal, written);
+          put.catch(() => undefined);
+          puts.push(put);
+        },
+      });
+      const files = await Promise.all(puts);
+      if (failed.size > 0) {
+        // Rows that were in the table must stay there: never rewrite a bin that loses one.
+        await deleteQuietly(
+          deps.store,
+          files.map((f) => f.file_path),
+        );
+        const [why] = failed.values();
+        notes.push(
+          `${bin.tasks.length} files kept: ${failed.size} of their rows could not be written (${why})`,
+        );
+        continue;
+      }
+      for (const f of files) {
+        added.push({ specId: bin.specId, file: f });
+        rowsAfter += f.record_count;
+      }
+      for (const t of bin.tasks) rewritten.set(t.file.file_path, t.file);
+    }
+    if (rewritten.size === 0) return { ...NOTHING, skipped: 'no file could be rewritten', notes };
+    const dangling = danglingDeletes(plan, rewritten);
+    const io: ManifestIo = { store: deps.store, ids: deps.ids };
+    let skipped: string | undefined;
+    const result = await commitSnapshot(deps, base.id, async (now, snapshotId, sequenceNumber) => {
+      skipped = await inputsChanged(deps, now.metadata, plan, rewritten);
+      if (skipped) return undefined;
+      const manifests = await rewriteManifests(
+        io,
+        now.metadata,
+        rewritten,
+        dangling,
+        snapshotId,
+        sequenceNumber,
+      );
+      for (const [specId, files] of bySpec(added)) {
+        const entries: ManifestEntry[] = files.map((f) => ({
+          status: ManifestEntryStatus.ADDED,
+          sequence_number: startSequence,
+          data_file: f,
+        }));
+        const m = await writeEntriesManifest(
+          io,
+          now.metadata,
+          specId,
+          ManifestContent.DATA,
+          entries,
+          snapshotId,
+          sequenceNumber,
+        );
+        manifests.manifests.unshift(m);
+        manifests.written.push(m.manifest_path);
+      }
+      return {
+        operation: 'replace',
+        manifests: manifests.manifests,
+        written: manifests.written,
+        changes: {
+          added: added.map((a) => a.file),
+          removed: [...rewritten.values()],
+          removedDeletes: [...dangling.values()],
+        },
+        summary: carriedSummary(now.metadata),
+      };
+    });
+    if (!result.snapshot) {
+      await deleteQuietly(deps.store, written);
+      return { ...NOTHING, skipped: skipped ?? 'nothing to commit', notes };
+    }
+    return {
+      filesRewritten: rewritten.size,
+      filesWritten: added.length,
+      deleteFilesRemoved: dangling.size,
+      rowsBefore: sum([...rewritten.values()], (f) => f.record_count),
+      rowsAfter,
+      bytesBefore: sum([...rewritten.values()], (f) => f.file_size_in_bytes),
+      bytesAfter: sum(
+        added.map((a) => a.file),
+        (f) => f.file_size_in_bytes,
+      ),
+      snapshotId: result.snapshot['snapshot-id'],
+      ...(notes.length > 0 ? { notes } : {}),
+    };
+  } catch (e) {
+    await deleteQuietly(deps.store, written);
+    throw e;
+  }
+}
+
+/** The bin's live rows, or undefined (noted) when a file of it cannot be read: the bin stays as it is. */
+async function binRows(
+  meta: TableMetadata,
+  bin: Bin,
+  liveRows: LiveRows,
+  notes: string[],
+): Promise<Row[] | undefined> {
+  const rows: Row[] = [];
+  for (const task of bin.tasks) {
+    try {
+      for (const r of await liveRows(meta, task)) rows.push(r);
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      notes.push(`${bin.tasks.length} files kept: ${task.file.file_path} could not be read (${why})`);
+      return undefined;
+    }
+  }
+  return rows;
+}
+
+/** Delete files whose every data file (in the planned snapshot) is being rewritten. */
+function danglingDeletes(plan: ScanPlan, rewritten: ReadonlyMap<string, DataFile>): Map<string, DataFile> {
+  const targets = new Map<string, { file: DataFile; all: boolean }>();
+  for (const t of plan.tasks) {
+    for (const d of t.deletes) {
+      const seen = targets.get(d.file.file_path) ?? { file: d.file, all: true };
+      if (!rewritten.has(t.file.file_path)) seen.all = false;
+      targets.set(d.file.file_path, seen);
+    }
+  }
+  const out = new Map<string, DataFile>();
+  for (const [path, t] of targets) if (t.all) out.set(path, t.file);
+  return out;
+}
+
+/**
+ * Why the rewrite no longer applies to `meta`, if it does not: an input file is no longer live, or
+ * a position delete arrived for one (it names the old file, so its rows would come back). A new
+ * equality delete is fine, as in Java: the rewritten files carry the starting sequence number, so
+ * a delete committed after it still applies to them.
+ */
+async function inputsChanged(
+  deps: Pick<CommitDeps, 'store'>,
+  meta: TableMetadata,
+  planned: ScanPlan,
+  rewritten: ReadonlyMap<string, DataFile>,
+): Promise<string | undefined> {
+  if (currentSnapshot(meta)?.['snapshot-id'] === planned.snapshot?.['snapshot-id']) return undefined;
+  const now = await planScan(meta, (u) => deps.store.get(u));
+  const before = new Map(planned.tasks.map((t) => [t.file.file_path, t]));
+  const live = new Map(now.tasks.map((t) => [t.file.file_path, t]));
+  for (const path of rewritten.keys()) {
+    const t = live.get(path);
+    if (!t) return `input ${path} was removed while compacting`;
+    const had = new Set(before.get(path)?.deletes.map((d) => d.file.file_path));
+    const fresh = t.deletes.find(
+      (d) => !had.has(d.file.file_path) && d.file.content !== DataFileContent.EQUALITY_DELETES,
+    );
+    if (fresh) return `position delete file ${fresh.file.file_path} arrived for ${path} while compacting`;
+  }
+  return undefined;
+}
+
+/**
+ * The current snapshot's manifests, with the rewritten data files and the dangling delete files
+ * marked DELETED (their manifests written anew; untouched manifests kept as they are).
+ */
+async function rewriteManifests(
+  io: ManifestIo,
+  meta: TableMetadata,
+  rewritten: ReadonlyMap<string, DataFile>,
+  dangling: ReadonlyMap<string, DataFile>,
+  snapshotId: bigint,
+  sequenceNumber: bigint,
+): Promise<{ manifests: ManifestFile[]; written: string[] }> {
+  const current = currentSnapshot(meta);
+  const existing = current ? await readManifestList(io, meta, current) : [];
+  const manifests: ManifestFile[] = [];
+  const written: string[] = [];
+  for (const m of existing) {
+    const entries = decodeManifest(await io.store.get(m.manifest_path)).entries.map((e) =>
+      inheritManifestEntry(e, m),
+    );
+    const removes = (e: ManifestEntry) =>
+      rewritten.has(e.data_file.file_path) || dangling.has(e.data_file.file_path);
+    if (!entries.some((e) => e.status !== ManifestEntryStatus.DELETED && removes(e))) {
+      manifests.push(m);
+      continue;
+    }
+    const next: ManifestEntry[] = [];
+    for (const e of entries) {
+      if (e.status === ManifestEntryStatus.DELETED) continue; // an earlier removal: done with
+      next.push(
+        removes(e)
+          ? { ...e, status: ManifestEntryStatus.DELETED, snapshot_id: snapshotId }
+          : { ...e, status: ManifestEntryStatus.EXISTING },
+      );
+    }
+    const out = await writeEntriesManifest(
+      io,
+      meta,
+      m.partition_spec_id,
+      m.content,
+      next,
+      snapshotId,
+      sequenceNumber,
+    );
+    manifests.push(out);
+    written.push(out.manifest_path);
+  }
+  return { manifests, written };
+}
+
+function bySpec(files: readonly { specId: number; file: DataFile }[]): Map<number, DataFile[]> {
+  const out = new Map<number, DataFile[]>();
+  for (const { specId, file } of files) out.set(specId, [...(out.get(specId) ?? []), file]);
+  return out;
+}
+
+function sum<T>(xs: readonly T[], f: (x: T) => bigint): bigint {
+  return xs.reduce((n, x) => n + f(x), 0n);
+}

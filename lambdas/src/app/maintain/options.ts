@@ -1,0 +1,88 @@
+/**
+ * What `floe maintain` does to a table and with which thresholds. Each threshold comes from the
+ * option if given, else from the table property Java's actions read, else Java's default — so a
+ * table tuned for Spark is maintained the same way by Floe.
+ */
+import type { TableMetadata } from '../../iceberg/table-metadata.ts';
+
+export interface MaintenanceSteps {
+  readonly compact: boolean;
+  readonly rewriteManifests: boolean;
+  readonly expire: boolean;
+  readonly orphans: boolean;
+}
+
+export const ALL_STEPS: MaintenanceSteps = {
+  compact: true,
+  rewriteManifests: true,
+  expire: true,
+  orphans: true,
+};
+
+export interface MaintenanceOptions {
+  readonly steps: MaintenanceSteps;
+  /** Keep at least this many of the newest snapshots of the main branch. */
+  readonly retainLast?: number;
+  /** Expire snapshots older than this (ms); newer ones are always kept. */
+  readonly expireOlderThanMs?: number;
+  /** Delete orphan files older than this (ms) only: a younger one may belong to a commit in flight. */
+  readonly orphansOlderThanMs?: number;
+  /** Compaction's target file size (bytes). */
+  readonly targetFileSizeBytes?: number;
+  /** Plan and report, change nothing. */
+  readonly dryRun?: boolean;
+  /**
+   * Most input bytes one compaction output is made from. Rows are rewritten in memory (decoded,
+   * they take many times their Parquet size), so this, not the target, bounds the memory a
+   * rewrite needs: a Lambda sets it from its memory size.
+   */
+  readonly maxBinBytes?: number;
+}
+
+/** The thresholds in force for one table. */
+export interface Thresholds {
+  readonly retainLast: number;
+  readonly expireOlderThanMs: number;
+  readonly orphansOlderThanMs: number;
+  readonly targetFileSizeBytes: number;
+  /** Files below this size are compacted (Java's default: 75 % of the target). */
+  readonly smallFileBytes: number;
+  /** Data manifests below this size are merged by the manifest rewrite. */
+  readonly manifestTargetBytes: number;
+  /** Input bytes per compaction output: the target, capped by the memory budget. */
+  readonly binBytes: number;
+}
+
+const DAY_MS = 86_400_000;
+/** Java `TableProperties` defaults. */
+const JAVA_MAX_SNAPSHOT_AGE_MS = 5 * DAY_MS;
+const JAVA_MIN_SNAPSHOTS_TO_KEEP = 1;
+const JAVA_TARGET_FILE_SIZE = 512 * 1024 * 1024;
+const JAVA_MANIFEST_TARGET = 8 * 1024 * 1024;
+/** Java `DeleteOrphanFiles`' default: files younger than 3 days are never deleted. */
+const ORPHAN_AGE_MS = 3 * DAY_MS;
+/** Input per output file when nothing says otherwise: ~1 GiB of memory at worst, measured (bench/maintenance.ts). */
+export const DEFAULT_MAX_BIN_BYTES = 64 * 1024 * 1024;
+
+export function thresholdsFor(meta: TableMetadata, opts: MaintenanceOptions): Thresholds {
+  const p = meta.properties;
+  const target =
+    opts.targetFileSizeBytes ?? positive(p['write.target-file-size-bytes']) ?? JAVA_TARGET_FILE_SIZE;
+  return {
+    retainLast:
+      opts.retainLast ?? positive(p['history.expire.min-snapshots-to-keep']) ?? JAVA_MIN_SNAPSHOTS_TO_KEEP,
+    expireOlderThanMs:
+      opts.expireOlderThanMs ?? positive(p['history.expire.max-snapshot-age-ms']) ?? JAVA_MAX_SNAPSHOT_AGE_MS,
+    orphansOlderThanMs: opts.orphansOlderThanMs ?? ORPHAN_AGE_MS,
+    targetFileSizeBytes: target,
+    smallFileBytes: Math.floor(target * 0.75),
+    manifestTargetBytes: positive(p['commit.manifest.target-size-bytes']) ?? JAVA_MANIFEST_TARGET,
+    binBytes: Math.min(target, opts.maxBinBytes ?? DEFAULT_MAX_BIN_BYTES),
+  };
+}
+
+function positive(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
