@@ -13,6 +13,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitTable, runCommitter, type TableCommitResult } from '../../lambdas/src/app/committer.ts';
 import { ingestBatch } from '../../lambdas/src/app/ingest.ts';
+import { type MaintenanceDeps, maintainTable } from '../../lambdas/src/app/maintain/index.ts';
+import { liveRowsReader } from '../../lambdas/src/app/maintain/live-rows.ts';
+import { ALL_STEPS } from '../../lambdas/src/app/maintain/options.ts';
 import {
   decodeWatermark,
   encodeWatermark,
@@ -384,6 +387,77 @@ describe('the commit watermark survives', () => {
       expect(currentSnapshotOf(m)!.summary[WATERMARK_KEY], name).toBe(m.properties[WATERMARK_KEY]);
     }
     await expectExactlyOnce(p, expectedIds([...s0.events, ...s1.events, ...side.events]), [S0, S1]);
+  });
+
+  it("Floe's own maintenance (compaction, manifest rewrite, expiry, orphan cleanup) between commits, over staged work and between a crashed swap and the next run", async () => {
+    const p = await pipeline(45);
+    const s0 = shard(S0, [generate(400, 'v1', 4501), generate(100, 'v2', 4503)]);
+    const s1 = shard(S1, [generate(400, 'v1', 4502)]);
+    let compacted = 0;
+    let orphansDeleted = 0;
+    const maintain = async () => {
+      const deps: MaintenanceDeps = {
+        catalog: p.wh.catalog,
+        store: p.wh.store,
+        clock: p.clock,
+        ids: p.ids,
+        sleep: async () => undefined,
+        liveRows: liveRowsReader(p.wh.store),
+        staged: async () => stagedFiles(p, [S0, S1]),
+      };
+      for (const name of TABLES) {
+        // Every threshold at its most aggressive: one snapshot kept, every unreached file deleted.
+        const r = await maintainTable(
+          deps,
+          { namespace: NS, name },
+          {
+            steps: ALL_STEPS,
+            retainLast: 1,
+            expireOlderThanMs: 0,
+            orphansOlderThanMs: 0,
+          },
+        );
+        expect(r.failed, name).toEqual([]);
+        compacted += r.compaction?.filesRewritten ?? 0;
+        orphansDeleted += r.orphans?.orphans ?? 0;
+      }
+    };
+    for (const [lo, hi] of [
+      [0, 100],
+      [100, 200],
+      [200, 300],
+    ] as const) {
+      await deliver(p, s0, lo, hi);
+      await deliver(p, s1, lo, hi);
+      await commitAll(p);
+    }
+    await maintain();
+    expect(compacted).toBeGreaterThan(0);
+    // Staged, not committed yet: maintenance must leave these files alone. A commit attempt with
+    // an unknown outcome leaves its manifests behind: orphans.
+    await deliver(p, s0, 300, 400);
+    await deliver(p, s1, 300, 400);
+    const f = new Faults(3);
+    f.add({ port: 'catalog', method: 'commitTable', when: commitOf('click_events') });
+    await runCommitter(p.committerDeps({ catalog: f.catalog(p.wh.catalog) }));
+    expect(f.log).toEqual(['catalog.commitTable before error']);
+    await maintain();
+    expect(orphansDeleted).toBeGreaterThan(0);
+    await commitAll(p);
+    // The committer dies right after order_events' swap; maintenance runs before the next run.
+    await deliver(p, s0, 400, 500);
+    await deliver(p, s1, 300, 400);
+    await crashAfterSwapThenRerun(p, 'order_events', maintain);
+    await maintain();
+    for (const name of TABLES) {
+      const t = await loadTable(p, name);
+      expect(t.metadata.snapshots, name).toHaveLength(1);
+      expect(await readWatermark(p.wh.store, t.metadata), name).toEqual(await tails(p, name, [S0, S1]));
+      expect(new Set(await p.wh.store.list(t.metadata.location)), name).toEqual(
+        await reachableFiles(p.wh.store, t),
+      );
+    }
+    await expectExactlyOnce(p, expectedIds([...s0.events, ...s1.events]), [S0, S1]);
   });
 
   it('a shard idle past the horizon leaves the watermark once settled; when it resumes, nothing lands twice', async () => {
