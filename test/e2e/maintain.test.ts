@@ -143,3 +143,74 @@ describe('floe maintain on a warehouse of small loads, while a load runs', () =>
     for (const p of planted.young) expect(await exists(p), p).toBe(true);
   });
 });
+
+describe('floe maintain, the command line', () => {
+  const tmp = tempDir('floe-e2e-maintain-cli-');
+  afterAll(() => tmp.cleanup());
+
+  it('--help names every step and threshold', async () => {
+    const r = await floe('maintain', '--help');
+    expect(r.code).toBe(0);
+    for (const flag of [
+      '--compact',
+      '--rewrite-manifests',
+      '--expire',
+      '--orphans',
+      '--retain-last',
+      '--expire-older-than',
+      '--orphans-older-than',
+      '--target-file-size',
+      '--dry-run',
+      '--json',
+    ])
+      expect(r.stdout).toContain(flag);
+  });
+
+  it('refuses a malformed duration or count with a message naming the option', async () => {
+    const wh = fileWarehouse(tmp.dir);
+    await load(wh, [{ name: 'a.ndjson', lines: [JSON.stringify(event(1))] }], { ids: seededIds(1) });
+    const bad = await floe('maintain', '-w', tmp.dir, '--expire-older-than', '5 days');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--expire-older-than must be a whole number and a unit .* got '5 days'/);
+    const zero = await floe('maintain', '-w', tmp.dir, '--retain-last', '0');
+    expect(zero.code).toBe(1);
+    expect(zero.stderr).toMatch(/--retain-last must be a whole number of at least 1, got '0'/);
+    const none = await floe('maintain', 'no_such_table', '-w', tmp.dir);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/table no_such_table not found/);
+  });
+
+  it('--dry-run --json reports per table, with exact integers, and changes nothing', async () => {
+    const wh = fileWarehouse(tmp.dir);
+    for (let i = 2; i < 6; i++)
+      await load(wh, [{ name: `b${i}.ndjson`, lines: [JSON.stringify(event(i * 3 + 1))] }], {
+        ids: seededIds(i),
+      });
+    const table = await wh.catalog.loadTable({ namespace: 'default', name: 'order_events' });
+    const r = await floe(
+      'maintain',
+      'order_events',
+      '-w',
+      tmp.dir,
+      '--dry-run',
+      '--json',
+      '--expire-older-than',
+      '0s',
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout.replace(/:\s*(\d{16,})/g, ':"$1"')) as {
+      table: string;
+      dryRun: boolean;
+      compaction: { planned: number };
+      expiry: { snapshotsExpired: number };
+    };
+    expect(report.table).toBe('default.order_events');
+    expect(report.dryRun).toBe(true);
+    // Five loads of one order each (ids 1, 7, 10, 13, 16: regions eu, ap, eu, us, ap): the two
+    // pairs are worth compacting, the lone `us` file is not; all but the newest snapshot expire.
+    expect(report.compaction.planned).toBe(4);
+    expect(report.expiry.snapshotsExpired).toBe(4);
+    const after = await wh.catalog.loadTable({ namespace: 'default', name: 'order_events' });
+    expect(after.metadataLocation).toBe(table.metadataLocation);
+  });
+});

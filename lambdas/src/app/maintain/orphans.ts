@@ -11,7 +11,7 @@
  * to delete anything when none of the table's live data files shows up in the listing (the listing
  * and the metadata disagree about where the table is — deleting would destroy it).
  */
-import { ErrorKind, FloeError } from '../../errors.ts';
+import { ErrorKind, FloeError, isFloeError } from '../../errors.ts';
 import { DataFileContent } from '../../iceberg/manifest/types.ts';
 import { currentSnapshot } from '../../iceberg/table-metadata.ts';
 import type { LoadedTable } from '../../ports/catalog.ts';
@@ -54,7 +54,15 @@ export async function deleteOrphanFiles(
   const add = (uri: string) => reachable.add(keyOf(uri));
   for (const f of metadataFiles(meta, table.metadataLocation)) add(f);
   add(`${meta.location}/metadata/version-hint.text`);
-  const reached = await reachedBy(new ManifestReader(store), meta.snapshots);
+  const reached = await reachedBy(new ManifestReader(store), meta.snapshots).catch((e: unknown) => {
+    if (!isFloeError(e, ErrorKind.NotFound)) throw e;
+    // Without every manifest, what the table reaches is unknown: deleting anything could destroy it.
+    throw new FloeError(
+      ErrorKind.DataInvalid,
+      `cannot tell which files of ${tableIdToString(table.id)} are orphans: ${e.message} (a snapshot names a file that is gone; expire that snapshot first)`,
+      { cause: e, context: { table: tableIdToString(table.id) } },
+    );
+  });
   for (const f of reached.manifestLists) add(f);
   for (const f of reached.manifests) add(f);
   for (const f of reached.contentFiles.keys()) add(f);
