@@ -183,7 +183,7 @@ export const DEFAULT_PARTITION_CANDIDATES: readonly string[] = Object.freeze([
   'region',
   'date',
 ]);
-/** 128 MiB, Iceberg's default `write.target-file-size-bytes`. */
+/** 128 MiB: the compaction target of deployed maintenance (Iceberg Java's own default is 512 MiB). */
 export const DEFAULT_TARGET_FILE_SIZE_BYTES = 128 * 1024 * 1024;
 
 /** Table properties Floe sets on new tables unless configured otherwise (DESIGN §5). */
