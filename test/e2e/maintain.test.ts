@@ -19,6 +19,7 @@ import {
   type TestWarehouse,
   tempDir,
 } from '../helpers/e2e.ts';
+import { expectValidTable, localTableIo } from '../helpers/iceberg-validator.ts';
 import { BIN, runNode } from '../helpers/run-node.ts';
 import { idsInTable } from '../unit/app/maintain/small-loads.ts';
 
@@ -111,6 +112,19 @@ describe('floe maintain on a warehouse of small loads, while a load runs', () =>
     for (const t of TABLES) expect(maintainRun.stdout).toContain(`default.${t}`);
     expect(maintainRun.stdout).toMatch(/compaction\s+\d+ files → \d+/);
     expect(maintainRun.stdout).toMatch(/orphans\s+deleted 2 of \d+ files/);
+  });
+
+  it('an independent validator accepts every table, every snapshot', async () => {
+    for (const t of TABLES) {
+      const table = await wh.catalog.loadTable({ namespace: 'default', name: t });
+      const report = await expectValidTable({
+        metadataJson: await wh.store.get(table.metadataLocation),
+        metadataLocation: table.metadataLocation,
+        ...localTableIo(),
+        snapshots: 'all',
+      });
+      expect(report.stats.liveRecords).toBe(BigInt(expected.get(t)!.length));
+    }
   });
 
   it('every table holds exactly the rows loaded, each once', async () => {
