@@ -17,8 +17,14 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DEFAULT_COMMITTED_RETENTION_MS } from '../lambdas/src/adapters/aws/dynamodb-ledger.ts';
+import {
+  S3TABLES_MAX_TARGET_MB,
+  S3TABLES_MIN_TARGET_MB,
+} from '../lambdas/src/adapters/aws/s3tables-maintenance.ts';
+import { parseDuration } from '../lambdas/src/cli/duration.ts';
 import { type FloeConfig, parseConfig } from '../lambdas/src/config.ts';
 import { ErrorKind, FloeError, isFloeError } from '../lambdas/src/errors.ts';
+import { maintenanceEnvBytes } from './maintenance-env.ts';
 
 export const APP_TYPES = ['dynamic', 'dynamic-avro'] as const;
 export type AppType = (typeof APP_TYPES)[number];
@@ -30,6 +36,8 @@ export const STREAM_ENCRYPTIONS = ['aws-managed', 'customer-managed'] as const;
 export type StreamEncryptionSetting = (typeof STREAM_ENCRYPTIONS)[number];
 export const REMOVAL_POLICIES = ['retain', 'destroy'] as const;
 export type RemovalSetting = (typeof REMOVAL_POLICIES)[number];
+export const MAINTENANCE_SETTINGS = ['floe', 'glue', 'off'] as const;
+export type MaintenanceSetting = (typeof MAINTENANCE_SETTINGS)[number];
 
 /** Retention periods CloudWatch Logs accepts (days). */
 const LOG_RETENTION_DAYS = [
@@ -87,6 +95,15 @@ export const CONTEXT_KEYS = [
   'removalPolicy',
   'tableBucketName',
   'registryName',
+  'maintenance',
+  'maintenanceSchedule',
+  'maintenanceRetainLast',
+  'maintenanceExpireOlderThan',
+  'maintenanceOrphansOlderThan',
+  'maintenanceTargetFileSize',
+  'maintenanceMemoryMb',
+  'maintenanceTimeoutSeconds',
+  'smallFilesAlarmFiles',
 ] as const;
 export type ContextKey = (typeof CONTEXT_KEYS)[number];
 
@@ -134,6 +151,42 @@ export interface StorageSettings {
   readonly tableBucketName?: string;
 }
 
+/**
+ * Table maintenance (`-c maintenance=floe|glue|off`): `floe` (default) deploys the maintenance
+ * function — on Glue it compacts, rewrites manifests, expires snapshots and deletes orphans itself;
+ * on S3 Tables, whose storage refuses Floe's deletes, it only publishes the tables' metrics and
+ * keeps the service's own maintenance configured. `glue` turns on the Glue Data Catalog's table
+ * optimizers (Glue catalog only). `off`: nothing scheduled. On S3 Tables the service's table
+ * maintenance is always configured from the thresholds below.
+ */
+export interface MaintenanceContextSettings {
+  readonly mode: MaintenanceSetting;
+  /** A maintenance function is deployed (every mode but `off`). */
+  readonly deployFunction: boolean;
+  /** EventBridge schedule expression. */
+  readonly schedule: string;
+  /** Minutes between runs of a `rate(…)` schedule (undefined for `cron(…)`). */
+  readonly intervalMinutes?: number;
+  /** Unset: each table's property, else Java's default (1). */
+  readonly retainLast?: number;
+  /** Unset: each table's property, else Java's default (5 days). */
+  readonly expireOlderThanMs?: number;
+  /** Floe's orphan cleanup spares younger files (it reads the ledger for staged ones). */
+  readonly orphansOlderThanMs: number;
+  /**
+   * Days unreferenced files are kept by the services that cannot see the ledger (Glue's orphan
+   * file deletion, S3 Tables' unreferenced-file removal): at least `stagingExpirationDays`, since
+   * staged work may wait that long. Undefined when staging never expires: nothing is removed.
+   */
+  readonly unreferencedDays?: number;
+  /** Unset: each table's `write.target-file-size-bytes` (floeConfig `targetFileSizeBytes`). */
+  readonly targetFileSizeBytes?: number;
+  readonly memoryMb: number;
+  readonly timeoutSeconds: number;
+  /** SmallFiles alarm: a table with at least this many data files compaction would merge. */
+  readonly smallFilesAlarmFiles: number;
+}
+
 export interface AlarmSettings {
   readonly iteratorAgeMinutes: number;
   readonly freshnessMinutes: number;
@@ -159,6 +212,7 @@ export interface FloeSettings {
   readonly committer: CommitterSettings;
   readonly storage: StorageSettings;
   readonly alarms: AlarmSettings;
+  readonly maintenance: MaintenanceContextSettings;
   /** Non-fatal remarks (e.g. format version 3 is not readable by Athena), shown at synth. */
   readonly warnings: readonly string[];
 }
@@ -404,12 +458,6 @@ export function readFloeSettings(
     problems.push(`context '${docKey}': ${e.message}`);
   }
   const floeConfigJson = JSON.stringify(merged);
-  if (Buffer.byteLength(floeConfigJson) > MAX_FLOE_CONFIG_BYTES) {
-    problems.push(
-      `context '${docKey}': the Floe configuration is ${Buffer.byteLength(floeConfigJson)} bytes as JSON; ` +
-        `Lambda allows 4 KB for all environment variables, so FLOE_CONFIG may take at most ${MAX_FLOE_CONFIG_BYTES}`,
-    );
-  }
   if (formatVersion === 3) {
     warnings.push(
       'tableFormatVersion=3: new tables are Iceberg format version 3, which Athena does not read (DESIGN §5: v3 is opt-in); keep 2 to query the tables with Athena',
@@ -507,6 +555,23 @@ export function readFloeSettings(
     ...optional('topicArn', topicArn),
   };
 
+  // ---- maintenance
+  const maintenance = readMaintenance(
+    { raw, given, int, problem, warnings },
+    catalogType,
+    stagingExpirationDays,
+  );
+
+  // The committer and the maintenance function carry FLOE_CONFIG and the maintenance variables in
+  // one 4 KB environment each.
+  const configLimit = MAX_FLOE_CONFIG_BYTES - maintenanceEnvBytes(maintenance, catalogType);
+  if (Buffer.byteLength(floeConfigJson) > configLimit) {
+    problems.push(
+      `context '${docKey}': the Floe configuration is ${Buffer.byteLength(floeConfigJson)} bytes as JSON; ` +
+        `Lambda allows 4 KB for all environment variables, so FLOE_CONFIG may take at most ${configLimit}`,
+    );
+  }
+
   if (problems.length > 0) {
     throw new FloeError(ErrorKind.ConfigInvalid, `invalid CDK context:\n  - ${problems.join('\n  - ')}`, {
       context: { problems },
@@ -531,7 +596,182 @@ export function readFloeSettings(
     committer,
     storage,
     alarms,
+    maintenance,
     warnings,
+  };
+}
+
+interface Readers {
+  readonly raw: (key: ContextKey) => unknown;
+  readonly given: (key: ContextKey) => boolean;
+  readonly int: (key: ContextKey, fallback: number, min: number, max: number) => number;
+  readonly problem: (key: string, message: string, ...value: unknown[]) => void;
+  readonly warnings: string[];
+}
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+const MIB = 1024 * 1024;
+/** `rate(1 hour)`, `rate(30 minutes)`, `rate(2 days)`: EventBridge wants the singular for 1. */
+const RATE = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/;
+const CRON = /^cron\((\S+ ){5}\S+\)$/;
+const SIZE = /^(\d+)(B|KiB|MiB|GiB)?$/;
+const SIZE_UNIT = { B: 1, KiB: 1024, MiB: MIB, GiB: 1024 * MIB } as const;
+const RATE_MINUTES = { minute: 1, hour: 60, day: 1440 } as const;
+/** Keys that only matter when a maintenance function is deployed. */
+const FUNCTION_KEYS = [
+  'maintenanceSchedule',
+  'maintenanceMemoryMb',
+  'maintenanceTimeoutSeconds',
+  'smallFilesAlarmFiles',
+] as const;
+const THRESHOLD_KEYS = [
+  'maintenanceRetainLast',
+  'maintenanceExpireOlderThan',
+  'maintenanceOrphansOlderThan',
+  'maintenanceTargetFileSize',
+] as const;
+
+function readMaintenance(
+  r: Readers,
+  catalogType: CatalogType,
+  stagingExpirationDays: number,
+): MaintenanceContextSettings {
+  const { raw, given, int, problem } = r;
+  let mode: MaintenanceSetting = 'floe';
+  const v = raw('maintenance');
+  if (v !== undefined) {
+    const s = String(v).trim();
+    if ((MAINTENANCE_SETTINGS as readonly string[]).includes(s)) mode = s as MaintenanceSetting;
+    else problem('maintenance', `expected one of ${MAINTENANCE_SETTINGS.join(', ')}`, v);
+  }
+  if (mode === 'glue' && catalogType === 's3tables') {
+    problem(
+      'maintenance',
+      "'glue' turns on the Glue Data Catalog's table optimizers, which do not apply to S3 Tables (it maintains its tables itself): use floe (metrics and the service's maintenance configured) or off",
+      v,
+    );
+  }
+  const deployFunction = mode !== 'off';
+  if (!deployFunction) {
+    for (const key of FUNCTION_KEYS)
+      if (given(key))
+        problem(
+          key,
+          'only applies when a maintenance function is deployed (maintenance=floe or glue)',
+          raw(key),
+        );
+    if (catalogType === 'glue')
+      for (const key of THRESHOLD_KEYS)
+        if (given(key))
+          problem(key, 'nothing maintains the tables with maintenance=off on the Glue catalog', raw(key));
+  }
+
+  // Schedule.
+  let schedule = 'rate(1 hour)';
+  let intervalMinutes: number | undefined = 60;
+  const sv = raw('maintenanceSchedule');
+  if (sv !== undefined) {
+    const s = String(sv).trim();
+    const m = RATE.exec(s);
+    const n = m ? Number(m[1]) : Number.NaN;
+    const unit = m?.[2];
+    if (m && n >= 1 && (n === 1) === !unit!.endsWith('s')) {
+      intervalMinutes = n * RATE_MINUTES[unit!.replace(/s$/, '') as keyof typeof RATE_MINUTES];
+      schedule = s;
+      if (intervalMinutes < 5) problem('maintenanceSchedule', 'runs at most every 5 minutes', sv);
+    } else if (CRON.test(s)) {
+      schedule = s;
+      intervalMinutes = undefined;
+    } else {
+      problem(
+        'maintenanceSchedule',
+        'expected an EventBridge schedule: rate(1 hour), rate(6 hours), rate(30 minutes), rate(1 day) or cron(…) with six fields',
+        sv,
+      );
+    }
+  }
+
+  // Thresholds.
+  const retainLast = given('maintenanceRetainLast') ? int('maintenanceRetainLast', 1, 1, 1000) : undefined;
+  const duration = (key: ContextKey, min: number, minText: string): number | undefined => {
+    const d = raw(key);
+    if (d === undefined) return undefined;
+    let ms: number;
+    try {
+      ms = parseDuration(String(d).trim(), key);
+    } catch {
+      problem(key, 'expected a whole number and a unit s, m, h, d or w (e.g. 12h, 5d, 2w)', d);
+      return undefined;
+    }
+    if (ms < min) {
+      problem(key, `must be at least ${minText}`, d);
+      return undefined;
+    }
+    return ms;
+  };
+  const expireOlderThanMs = duration('maintenanceExpireOlderThan', HOUR_MS, '1h');
+  // Below an hour a commit in flight could lose its files (the CLI warns at the same age).
+  const orphansGiven = duration('maintenanceOrphansOlderThan', HOUR_MS, '1h');
+  const orphansOlderThanMs = orphansGiven ?? 3 * DAY_MS;
+  const orphanDays = Math.ceil(orphansOlderThanMs / DAY_MS);
+  const unreferencedDays =
+    stagingExpirationDays > 0 ? Math.max(stagingExpirationDays, orphanDays) : undefined;
+  if (
+    mode === 'glue' &&
+    catalogType === 'glue' &&
+    orphansGiven !== undefined &&
+    unreferencedDays !== orphanDays
+  ) {
+    r.warnings.push(
+      unreferencedDays === undefined
+        ? "maintenanceOrphansOlderThan: Glue's orphan file deletion is not set up, since staging never expires (stagingExpirationDays=0) and Glue cannot see which files the ledger still needs"
+        : `maintenanceOrphansOlderThan: Glue's orphan file deletion keeps files ${unreferencedDays} days (stagingExpirationDays), not ${orphanDays}: it cannot see which staged files the ledger still needs`,
+    );
+  }
+
+  let targetFileSizeBytes: number | undefined;
+  const tv = raw('maintenanceTargetFileSize');
+  if (tv !== undefined) {
+    const m = SIZE.exec(String(tv).trim());
+    const bytes = m ? Number(m[1]) * SIZE_UNIT[(m[2] ?? 'B') as keyof typeof SIZE_UNIT] : Number.NaN;
+    if (!Number.isSafeInteger(bytes) || bytes < MIB || bytes > 4096 * MIB) {
+      problem(
+        'maintenanceTargetFileSize',
+        'expected a size from 1MiB to 4GiB: bytes, or a number with KiB, MiB or GiB (e.g. 256MiB)',
+        tv,
+      );
+    } else if (
+      catalogType === 's3tables' &&
+      (bytes < S3TABLES_MIN_TARGET_MB * MIB || bytes > S3TABLES_MAX_TARGET_MB * MIB)
+    ) {
+      problem(
+        'maintenanceTargetFileSize',
+        `S3 Tables compacts to ${S3TABLES_MIN_TARGET_MB}MiB–${S3TABLES_MAX_TARGET_MB}MiB`,
+        tv,
+      );
+    } else if (mode === 'glue' && catalogType === 'glue') {
+      problem(
+        'maintenanceTargetFileSize',
+        "Glue's compaction reads each table's write.target-file-size-bytes: set targetFileSizeBytes in floeConfig instead",
+        tv,
+      );
+    } else targetFileSizeBytes = bytes;
+  }
+
+  return {
+    mode,
+    deployFunction,
+    schedule,
+    ...optional('intervalMinutes', intervalMinutes),
+    ...optional('retainLast', retainLast),
+    ...optional('expireOlderThanMs', expireOlderThanMs),
+    orphansOlderThanMs,
+    ...optional('unreferencedDays', unreferencedDays),
+    ...optional('targetFileSizeBytes', targetFileSizeBytes),
+    memoryMb: int('maintenanceMemoryMb', 2048, 512, 10_240),
+    timeoutSeconds: int('maintenanceTimeoutSeconds', 600, 60, 900),
+    smallFilesAlarmFiles: int('smallFilesAlarmFiles', 1000, 1, 10_000_000),
   };
 }
 

@@ -7,6 +7,7 @@
  *        ─► staged Parquet in the warehouse / table bucket, fragments + dead letters in staging,
  *           ledger entries in DynamoDB
  *   EventBridge rate(N min) ─► committer Lambda (one at a time) ─► Glue / S3 Tables commits
+ *   EventBridge schedule ─► maintenance Lambda (`-c maintenance`, lib/maintenance.ts)
  *
  * The outputs name everything the `floe` CLI and Athena need (stream, store URIs, database or
  * namespace, registry) and print ready-to-run commands.
@@ -17,8 +18,11 @@ import { FloeCommitter } from './committer.ts';
 import type { FloeSettings } from './config.ts';
 import { FloeIngest } from './ingest.ts';
 import { LAMBDA_RUNTIME } from './lambda.ts';
+import { FloeMaintenance, GlueOptimizerRole } from './maintenance.ts';
+import { maintenanceEnvironment } from './maintenance-env.ts';
 import { FloeMonitoring } from './monitoring.ts';
 import { acknowledge } from './nag.ts';
+import { grantManagedSetUp } from './permissions.ts';
 import { FloeStorage } from './storage.ts';
 
 export interface FloeStackProps extends StackProps {
@@ -30,6 +34,10 @@ export class FloeStack extends Stack {
   readonly storage: FloeStorage;
   readonly ingest: FloeIngest;
   readonly committer: FloeCommitter;
+  /** Unless `maintenance=off`. */
+  readonly maintenance?: FloeMaintenance;
+  /** `maintenance=glue` only. */
+  readonly optimizerRole?: GlueOptimizerRole;
   readonly monitoring: FloeMonitoring;
 
   constructor(scope: Construct, id: string, props: FloeStackProps) {
@@ -55,9 +63,37 @@ export class FloeStack extends Stack {
       ...(settings.registryName === undefined ? {} : { SCHEMA_REGISTRY_NAME: settings.registryName }),
     };
     this.ingest = new FloeIngest(this, 'Ingest', { settings, storage: s, environment });
-    this.committer = new FloeCommitter(this, 'Committer', { settings, storage: s, environment });
+    const m = settings.maintenance;
+    if (settings.catalogType === 'glue' && m.mode === 'glue') {
+      this.optimizerRole = new GlueOptimizerRole(this, 'GlueOptimizer', { settings, storage: s });
+    }
+    const optimizerRole = this.optimizerRole?.role;
+    // The committer sets up each new table's managed maintenance (Glue optimizers, S3 Tables).
+    this.committer = new FloeCommitter(this, 'Committer', {
+      settings,
+      storage: s,
+      environment: {
+        ...environment,
+        ...maintenanceEnvironment(m, settings.catalogType, 'committer', {
+          ...(optimizerRole === undefined ? {} : { optimizerRoleArn: optimizerRole.roleArn }),
+          account: this.account,
+        }),
+      },
+    });
+    grantManagedSetUp(this.committer.handler, s, settings, optimizerRole);
+    if (m.deployFunction) {
+      this.maintenance = new FloeMaintenance(this, 'Maintenance', {
+        settings,
+        storage: s,
+        environment,
+        ...(optimizerRole === undefined ? {} : { optimizerRole }),
+      });
+    }
+    const functions = [this.ingest, this.committer, ...(this.maintenance ? [this.maintenance] : [])].map(
+      (f) => f.handler.function,
+    );
     // The committer creates tables and the ingest writes into them: both need the catalog first.
-    for (const fn of [this.ingest.handler.function, this.committer.handler.function]) {
+    for (const fn of functions) {
       if (s.database) fn.node.addDependency(s.database);
       if (s.tableNamespace) fn.node.addDependency(s.tableNamespace);
     }
@@ -66,9 +102,10 @@ export class FloeStack extends Stack {
       storage: s,
       ingest: this.ingest.handler,
       committer: this.committer.handler,
+      ...(this.maintenance ? { maintenance: this.maintenance.handler } : {}),
     });
 
-    for (const fn of [this.ingest.handler.function, this.committer.handler.function]) {
+    for (const fn of functions) {
       acknowledge(
         fn,
         'AwsSolutions-L1',
@@ -109,6 +146,14 @@ export class FloeStack extends Stack {
       );
     out('IngestFunctionName', this.ingest.handler.function.functionName, 'Ingest Lambda');
     out('CommitterFunctionName', this.committer.handler.function.functionName, 'Committer Lambda');
+    if (this.maintenance)
+      out(
+        'MaintenanceFunctionName',
+        this.maintenance.handler.function.functionName,
+        `Maintenance Lambda (${m.mode}, ${m.schedule})`,
+      );
+    if (optimizerRole)
+      out('GlueOptimizerRoleArn', optimizerRole.roleArn, 'Role of the Glue table optimizers');
     out('FailedBatchesQueueUrl', s.failedBatches.queueUrl, 'Batches the event source mapping gave up on');
     out('DashboardName', this.monitoring.dashboard.dashboardName, 'CloudWatch dashboard');
     out(

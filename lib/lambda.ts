@@ -44,7 +44,7 @@ export const ESM_BANNER = [
   'const __dirname = __floeDirname(__filename);',
 ].join(' ');
 
-export type HandlerName = 'ingest' | 'committer';
+export type HandlerName = 'ingest' | 'committer' | 'maintenance';
 
 export interface FloeFunctionProps {
   /** `lambdas/src/handlers/<handler>.ts`, exporting `handler`. */

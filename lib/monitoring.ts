@@ -19,6 +19,16 @@
  * | Freshness | `Freshness` (max) | a commit landed records older than `freshnessAlarmMinutes` |
  * | CommitterNearTimeout | committer `Duration` (max) | a run took 80 % of its timeout |
  * | TablesLocked | `TablesLocked` | a table was locked by another holder in 3 consecutive runs |
+ * | SmallFiles | maintenance `SmallFiles` (max over tables) | some table kept ≥ `smallFilesAlarmFiles` data files compaction would merge, in every period of 3 (2 for cron schedules) |
+ * | MaintenanceFailures | `MaintenanceFailures` | a table's maintenance (or its managed setup) failed in 3 consecutive periods |
+ * | MaintenanceErrors | maintenance `Errors` | whole maintenance runs fail in 2 consecutive periods |
+ *
+ * The maintenance alarms exist when the maintenance function does; their period is the schedule's
+ * interval, at least an hour (a day for cron schedules). Small files mean queries open many small
+ * objects: Floe's compaction, Glue's or S3 Tables' is not keeping up (or failing), or partitions
+ * are so fine that each holds a few small files. The per-table metrics (`DataFiles`,
+ * `AverageFileBytes`, `SmallFiles`, `Snapshots`) are also extracted with a `table` dimension for
+ * the dashboard.
  *
  * Lock age: Floe publishes no "age of a lease" metric. A lease expires by itself after `LEASE_MS`,
  * so a lock can only be held long by a committer run that keeps running (its runs approach the
@@ -43,8 +53,13 @@ const FILTERED_METRICS = {
   Freshness: ['committer'],
   CommitFailures: ['committer'],
   TablesLocked: ['committer'],
+  SmallFiles: ['maintenance'],
+  MaintenanceFailures: ['maintenance'],
 } as const;
 type FilteredMetric = keyof typeof FILTERED_METRICS;
+type Source = 'ingest' | 'committer' | 'maintenance';
+/** Maintenance metrics also extracted per table (dimension `table`) for the dashboard. */
+const PER_TABLE_METRICS = ['DataFiles', 'AverageFileBytes', 'SmallFiles', 'Snapshots'] as const;
 
 export class FloeMonitoring extends Construct {
   readonly namespace: string;
@@ -54,7 +69,14 @@ export class FloeMonitoring extends Construct {
   constructor(
     scope: Construct,
     id: string,
-    props: { settings: FloeSettings; storage: FloeStorage; ingest: FloeFunction; committer: FloeFunction },
+    props: {
+      settings: FloeSettings;
+      storage: FloeStorage;
+      ingest: FloeFunction;
+      committer: FloeFunction;
+      /** The maintenance function, unless `maintenance=off`. */
+      maintenance?: FloeFunction;
+    },
   ) {
     super(scope, id);
     const { settings, storage } = props;
@@ -63,18 +85,31 @@ export class FloeMonitoring extends Construct {
     const stackName = Stack.of(this).stackName;
     this.namespace = `Floe/${settings.stackName}`;
 
+    const functions: Partial<Record<Source, FloeFunction>> = {
+      ingest: props.ingest,
+      committer: props.committer,
+      ...(props.maintenance ? { maintenance: props.maintenance } : {}),
+    };
+    const title = (s: Source) => `${s[0]!.toUpperCase()}${s.slice(1)}`;
+    const filter = (name: string, source: Source, perTable: boolean) =>
+      new logs.MetricFilter(this, `${name}${perTable ? 'ByTable' : ''}From${title(source)}`, {
+        logGroup: functions[source]!.logGroup,
+        metricNamespace: this.namespace,
+        metricName: name,
+        filterPattern: logs.FilterPattern.numberValue(`$.${name}`, '>=', 0),
+        metricValue: `$.${name}`,
+        ...(perTable ? { dimensions: { table: '$.table' } } : {}),
+        unit:
+          name === 'Freshness'
+            ? cloudwatch.Unit.MILLISECONDS
+            : name === 'AverageFileBytes'
+              ? cloudwatch.Unit.BYTES
+              : cloudwatch.Unit.COUNT,
+      });
     for (const [name, sources] of Object.entries(FILTERED_METRICS)) {
-      for (const source of sources) {
-        new logs.MetricFilter(this, `${name}From${source === 'ingest' ? 'Ingest' : 'Committer'}`, {
-          logGroup: source === 'ingest' ? props.ingest.logGroup : props.committer.logGroup,
-          metricNamespace: this.namespace,
-          metricName: name,
-          filterPattern: logs.FilterPattern.numberValue(`$.${name}`, '>=', 0),
-          metricValue: `$.${name}`,
-          unit: name === 'Freshness' ? cloudwatch.Unit.MILLISECONDS : cloudwatch.Unit.COUNT,
-        });
-      }
+      for (const source of sources) if (functions[source]) filter(name, source, false);
     }
+    if (props.maintenance) for (const name of PER_TABLE_METRICS) filter(name, 'maintenance', true);
     const floe = (name: FilteredMetric, statistic: string, period: Duration) =>
       new cloudwatch.Metric({ namespace: this.namespace, metricName: name, statistic, period });
 
@@ -186,6 +221,40 @@ export class FloeMonitoring extends Construct {
       3,
     );
 
+    const maintenance = props.maintenance?.function;
+    const m = settings.maintenance;
+    // One datapoint per maintenance run at least: the schedule's interval, an hour to a day.
+    const maintenancePeriod = Duration.minutes(
+      m.intervalMinutes === undefined ? 1440 : Math.min(1440, Math.max(60, m.intervalMinutes)),
+    );
+    const maintenanceRuns = m.intervalMinutes === undefined ? 2 : 3;
+    if (maintenance) {
+      alarm(
+        'SmallFiles',
+        `A table kept ${m.smallFilesAlarmFiles} or more data files that compaction would merge (small, sharing a partition) in ${maintenanceRuns} consecutive maintenance periods: queries open many small objects. Compaction (${m.mode === 'floe' && settings.catalogType === 'glue' ? "Floe's" : settings.catalogType === 'glue' ? "Glue's" : "S3 Tables'"}) is not keeping up or failing, or partitions are too fine; see the per-table SmallFiles and AverageFileBytes on the dashboard.`,
+        floe('SmallFiles', 'Maximum', maintenancePeriod),
+        m.smallFilesAlarmFiles,
+        maintenanceRuns,
+        maintenanceRuns,
+      );
+      alarm(
+        'MaintenanceFailures',
+        "A table's maintenance (or the setup of its managed maintenance) failed in consecutive maintenance periods; see the maintenance log group.",
+        floe('MaintenanceFailures', 'Sum', maintenancePeriod),
+        1,
+        maintenanceRuns,
+        maintenanceRuns,
+      );
+      alarm(
+        'MaintenanceErrors',
+        'Maintenance runs fail as a whole (e.g. the catalog or the ledger is unreachable, or a permission is missing); see the maintenance log group.',
+        maintenance.metricErrors({ period: maintenancePeriod, statistic: 'Sum' }),
+        1,
+        2,
+        2,
+      );
+    }
+
     // ---- dashboard
     const w = (title: string, left: cloudwatch.IMetric[], right: cloudwatch.IMetric[] = []) =>
       new cloudwatch.GraphWidget({ title, left, right, width: 8, height: 6 });
@@ -235,6 +304,35 @@ export class FloeMonitoring extends Construct {
         }),
       ]),
     );
+    if (maintenance) {
+      const byTable = (name: string, stat: string, label: string) =>
+        new cloudwatch.MathExpression({
+          expression: `SEARCH('{${this.namespace},table} MetricName="${name}"', '${stat}', ${maintenancePeriod.toSeconds()})`,
+          label,
+          period: maintenancePeriod,
+        });
+      this.dashboard.addWidgets(
+        w(
+          'Data files per table',
+          [byTable('DataFiles', 'Maximum', 'data files')],
+          [byTable('SmallFiles', 'Maximum', 'small files')],
+        ),
+        w(
+          'Average data file size per table (bytes), snapshots',
+          [byTable('AverageFileBytes', 'Minimum', 'average size')],
+          [byTable('Snapshots', 'Maximum', 'snapshots')],
+        ),
+        w(
+          'Maintenance',
+          [
+            maintenance.metricInvocations({ period: maintenancePeriod }),
+            maintenance.metricErrors({ period: maintenancePeriod }),
+            floe('MaintenanceFailures', 'Sum', maintenancePeriod),
+          ],
+          [maintenance.metricDuration({ period: maintenancePeriod, statistic: 'Maximum' })],
+        ),
+      );
+    }
     this.dashboard.addWidgets(
       new cloudwatch.AlarmStatusWidget({
         title: 'Alarms',

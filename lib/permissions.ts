@@ -10,6 +10,9 @@
  * | S3 Tables catalog | GetTableMetadataLocation, ListTables, Get/PutTableData | + CreateNamespace, CreateTable (this namespace), UpdateTableMetadataLocation |
  * | Glue Schema Registry (Avro) | GetSchemaVersion | GetSchemaVersion (pending Avro records are re-decoded) |
  *
+ * The maintenance function (`grantMaintenanceAccess`) and the committer's setup of managed
+ * maintenance (`grantManagedSetUp`) are below, by `maintenance` value.
+ *
  * Kinesis read and the stream key's Decrypt come with the event source mapping; SendMessage to
  * the failed-batch queue with its on-failure destination; the log group with the function.
  * No `glue:GetDatabases` / `s3tables:ListNamespaces` (the apps never list namespaces), no
@@ -28,7 +31,7 @@ export function grantFloeAccess(
   fn: FloeFunction,
   storage: FloeStorage,
   settings: FloeSettings,
-  handler: HandlerName,
+  handler: Exclude<HandlerName, 'maintenance'>,
 ): void {
   const stack = Stack.of(fn);
   const committer = handler === 'committer';
@@ -197,4 +200,176 @@ export function grantFloeAccess(
 function logicalIdOf(resource: IConstruct): string {
   const cfn = (resource.node.defaultChild ?? resource) as CfnElement;
   return Stack.of(cfn).getLogicalId(cfn);
+}
+
+/**
+ * The maintenance function, by what it does:
+ *
+ * | maintenance | S3 | DynamoDB | catalog |
+ * |---|---|---|---|
+ * | floe (Glue) | Get/Put/DeleteObject + ListBucket under `warehouse/` (compaction, expiry, orphans) | lock (Get/Update), ledger + staged index (Query), log (Put) | GetTable(s), UpdateTable |
+ * | glue (Glue) | GetObject under `warehouse/` (metrics) | log (Query, Put) | GetTable(s); Create/Update/BatchGet table optimizers, PassRole of the optimizer role to Glue |
+ * | floe (S3 Tables) | through S3 Tables: GetTableData (metrics) | log (Query, Put) | ListTables, GetTableMetadataLocation, Get/PutTableMaintenanceConfiguration |
+ *
+ * No staging bucket, no CreateTable, no Scan: it never reads fragments or creates tables.
+ */
+export function grantMaintenanceAccess(
+  fn: FloeFunction,
+  storage: FloeStorage,
+  settings: FloeSettings,
+  optimizerRole?: iam.IRole,
+): void {
+  const floe = settings.maintenance.mode === 'floe' && storage.warehouse !== undefined;
+  const add = (statement: iam.PolicyStatement) => fn.role.addToPrincipalPolicy(statement);
+  const policy = fn.role.node.findChild('DefaultPolicy');
+  const wildcard = (resource: string, reason: string) =>
+    acknowledge(policy, `AwsSolutions-IAM5[Resource::${resource}]`, reason);
+
+  if (storage.warehouse !== undefined) {
+    add(
+      new iam.PolicyStatement({
+        sid: 'WarehouseObjects',
+        actions: floe ? ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'] : ['s3:GetObject'],
+        resources: [storage.warehouse.arnForObjects(`${WAREHOUSE_PREFIX}/*`)],
+      }),
+    );
+    if (floe) {
+      add(
+        new iam.PolicyStatement({
+          sid: 'WarehouseList',
+          actions: ['s3:ListBucket'],
+          resources: [storage.warehouse.bucketArn],
+          conditions: { StringLike: { 's3:prefix': [`${WAREHOUSE_PREFIX}/*`] } },
+        }),
+      );
+    }
+    wildcard(
+      `<${logicalIdOf(storage.warehouse)}.Arn>/${WAREHOUSE_PREFIX}/*`,
+      floe
+        ? 'Maintenance rewrites, expires and cleans the files of tables created at run time (one folder per table, file names with uuids); access is limited to the warehouse/ prefix of this stack’s warehouse bucket.'
+        : 'Metrics read the manifests of tables created at run time (one folder per table, file names with uuids); read-only, limited to the warehouse/ prefix of this stack’s warehouse bucket.',
+    );
+  }
+
+  add(
+    new iam.PolicyStatement({
+      sid: 'Ledger',
+      // Lock: GetItem/UpdateItem; ledger chains: Query; maintenance log: Query/PutItem.
+      actions: floe
+        ? ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query']
+        : ['dynamodb:PutItem', 'dynamodb:Query'],
+      resources: [storage.ledger.tableArn],
+    }),
+  );
+  if (floe) {
+    add(
+      new iam.PolicyStatement({
+        sid: 'LedgerStagedIndex',
+        actions: ['dynamodb:Query'],
+        resources: [`${storage.ledger.tableArn}/index/${STAGED_INDEX}`],
+      }),
+    );
+  }
+
+  if (storage.database !== undefined) {
+    const { catalogArn, databaseArn, tablesArn } = glueArns(fn, settings);
+    add(
+      new iam.PolicyStatement({
+        sid: 'GlueTables',
+        actions: floe
+          ? ['glue:GetTable', 'glue:GetTables', 'glue:UpdateTable']
+          : ['glue:GetTable', 'glue:GetTables'],
+        resources: [catalogArn, databaseArn, tablesArn],
+      }),
+    );
+    if (optimizerRole !== undefined) grantOptimizers(fn, settings, optimizerRole, true);
+    wildcard(
+      `arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/${settings.namespace}/*`,
+      `Tables are created at run time, one per event type (named from the data); access is limited to the tables of this stack’s Glue database ${settings.namespace}.`,
+    );
+  }
+  if (storage.tableBucket !== undefined) {
+    const bucketArn = storage.tableBucket.attrTableBucketArn;
+    add(
+      new iam.PolicyStatement({
+        sid: 'TableBucket',
+        actions: ['s3tables:ListTables'],
+        resources: [bucketArn],
+      }),
+    );
+    add(
+      new iam.PolicyStatement({
+        sid: 'Tables',
+        actions: [
+          's3tables:GetTableMetadataLocation',
+          's3tables:GetTableData',
+          's3tables:GetTableMaintenanceConfiguration',
+          's3tables:PutTableMaintenanceConfiguration',
+        ],
+        resources: [`${bucketArn}/table/*`],
+      }),
+    );
+    wildcard(
+      `<${logicalIdOf(storage.tableBucket)}.TableBucketARN>/table/*`,
+      'Tables are created at run time (one per event type) and S3 Tables names table ARNs by a generated id, so they cannot be listed in advance; access is limited to this stack’s own table bucket.',
+    );
+  }
+}
+
+/**
+ * The committer sets a new table's managed maintenance up as it creates it: Glue table optimizers
+ * (maintenance=glue: create, or update one that exists; PassRole of the optimizer role to Glue),
+ * or S3 Tables' table maintenance (always on S3 Tables).
+ */
+export function grantManagedSetUp(
+  fn: FloeFunction,
+  storage: FloeStorage,
+  settings: FloeSettings,
+  optimizerRole?: iam.IRole,
+): void {
+  if (optimizerRole !== undefined && storage.database !== undefined) {
+    grantOptimizers(fn, settings, optimizerRole, false);
+  }
+  if (storage.tableBucket !== undefined) {
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'TableMaintenance',
+        actions: ['s3tables:PutTableMaintenanceConfiguration'],
+        resources: [`${storage.tableBucket.attrTableBucketArn}/table/*`],
+      }),
+    );
+  }
+}
+
+function grantOptimizers(fn: FloeFunction, settings: FloeSettings, role: iam.IRole, read: boolean): void {
+  const { catalogArn, databaseArn, tablesArn } = glueArns(fn, settings);
+  fn.role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      sid: 'GlueTableOptimizers',
+      actions: [
+        ...(read ? ['glue:BatchGetTableOptimizer'] : []),
+        'glue:CreateTableOptimizer',
+        'glue:UpdateTableOptimizer',
+      ],
+      resources: [catalogArn, databaseArn, tablesArn],
+    }),
+  );
+  fn.role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      sid: 'PassOptimizerRole',
+      actions: ['iam:PassRole'],
+      resources: [role.roleArn],
+      conditions: { StringEquals: { 'iam:PassedToService': 'glue.amazonaws.com' } },
+    }),
+  );
+}
+
+function glueArns(scope: IConstruct, settings: FloeSettings) {
+  const stack = Stack.of(scope);
+  const ns = settings.namespace;
+  return {
+    catalogArn: stack.formatArn({ service: 'glue', resource: 'catalog' }),
+    databaseArn: stack.formatArn({ service: 'glue', resource: 'database', resourceName: ns }),
+    tablesArn: stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${ns}/*` }),
+  };
 }

@@ -133,12 +133,13 @@ export class FloeStorage extends Construct {
         tableBucketName: settings.storage.tableBucketName!,
         encryptionConfiguration: { sseAlgorithm: 'AES256' },
         // The ingest writes data files into a table's storage before the committer references
-        // them, so "unreferenced" files must survive at least as long as staged work may wait.
+        // them, so "unreferenced" files must survive at least as long as staged work may wait
+        // (and at least maintenanceOrphansOlderThan); noncurrent ones are kept S3 Tables' 10 days.
         unreferencedFileRemoval:
-          settings.storage.stagingExpirationDays > 0
+          settings.maintenance.unreferencedDays !== undefined
             ? {
                 status: 'Enabled',
-                unreferencedDays: settings.storage.stagingExpirationDays,
+                unreferencedDays: settings.maintenance.unreferencedDays,
                 noncurrentDays: 10,
               }
             : { status: 'Disabled' },

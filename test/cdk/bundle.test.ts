@@ -1,6 +1,6 @@
 /**
  * The one real bundling test: synthesizes the default stack WITH bundling (esbuild on this
- * machine, no Docker), copies the two Lambda assets out of `cdk.out` into a folder outside the
+ * machine, no Docker), copies the three Lambda assets out of `cdk.out` into a folder outside the
  * repository (so nothing resolves from the project's node_modules), and runs the bundled handlers
  * there, each invocation in a fresh `node` process, with the environment the template gives them
  * (resource names swapped for local ones) against local stand-ins reached through the AWS SDK's
@@ -11,6 +11,7 @@
  *   committer       → creates floe.order_events (Glue + metadata in S3), rewrites the fragment as Parquet
  *   ingest(batch 2) → the table exists: the ingest writes a Parquet data file itself
  *   committer       → commits it: the table holds all 100 rows
+ *   maintenance     → Floe's own maintenance (the default): compacts the table's small files
  */
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -70,9 +71,9 @@ beforeAll(async () => {
 
   // Copy the assets (named by the S3 key of each function's code) out of cdk.out.
   runDir = mkdtempSync(join(tmpdir(), 'floe-lambda-run-'));
-  for (const name of ['ingest', 'committer'] as const) {
+  for (const name of ['ingest', 'committer', 'maintenance'] as const) {
     const fn = one(s.template, 'AWS::Lambda::Function', (_p, id) =>
-      id.startsWith(name === 'ingest' ? 'Ingest' : 'Committer'),
+      id.startsWith(`${name[0]!.toUpperCase()}${name.slice(1)}Handler`),
     );
     const key = (fn.Code as { S3Key: string }).S3Key;
     cpSync(join(outdir, `asset.${key.replace(/\.zip$/, '')}`), join(runDir, name), { recursive: true });
@@ -94,7 +95,9 @@ afterAll(async () => {
 });
 
 /** The function's environment from the template, with this test's resources swapped in. */
-function environment(handler: 'Ingest' | 'Committer'): Record<string, string> {
+type Handler = 'Ingest' | 'Committer' | 'Maintenance';
+
+function environment(handler: Handler): Record<string, string> {
   const fn = one(s.template, 'AWS::Lambda::Function', (_p, id) => id.startsWith(handler));
   const variables = (fn.Environment as { Variables: Record<string, unknown> }).Variables;
   const local: Record<string, string> = {
@@ -116,7 +119,7 @@ function environment(handler: 'Ingest' | 'Committer'): Record<string, string> {
  * Runs one bundled handler in a fresh node process (asynchronously: dynalite and the fake Glue
  * answer from this process's event loop).
  */
-async function invoke(handler: 'Ingest' | 'Committer', event: unknown): Promise<unknown> {
+async function invoke(handler: Handler, event: unknown): Promise<unknown> {
   invocation += 1;
   const eventFile = join(runDir, `event-${invocation}.json`);
   const outFile = join(runDir, `result-${invocation}.json`);
@@ -205,7 +208,7 @@ const isParquet = (k: string) => k.endsWith('.parquet');
 describe('the bundled Lambda assets', () => {
   it('are self-contained ESM bundles with parquet-wasm beside them, no DuckDB, no node_modules', () => {
     console.log(`synth with bundling: ${bundleMs} ms`);
-    for (const name of ['ingest', 'committer']) {
+    for (const name of ['ingest', 'committer', 'maintenance']) {
       const files = readdirSync(join(runDir, name)).sort();
       expect(files).toEqual(['index.mjs', 'index.mjs.map', PARQUET_WASM_FILE]);
       const code = readFileSync(join(runDir, name, 'index.mjs'), 'utf8');
@@ -261,5 +264,23 @@ describe('the bundled Lambda assets', () => {
     const current = metadata.snapshots.find((x) => x['snapshot-id'] === metadata['current-snapshot-id'])!;
     expect(current.summary['total-records']).toBe('100');
     expect(glue.operations).toContain('UpdateTable');
+
+    // 5. The bundled maintenance function compacts the table under the committer's lease.
+    const maintained = (await invoke('Maintenance', {})) as {
+      mode: string;
+      maintained: string[];
+      failed: string[];
+    };
+    expect(maintained).toMatchObject({ mode: 'floe', maintained: ['order_events'], failed: [] });
+    const compacted = JSON.parse(
+      new TextDecoder().decode(
+        await bytes(
+          glue.tables.get('floe.order_events')!.Parameters!.metadata_location!.replace(`s3://${BUCKET}/`, ''),
+        ),
+      ),
+    ) as typeof metadata;
+    const now = compacted.snapshots.find((x) => x['snapshot-id'] === compacted['current-snapshot-id'])!;
+    expect(now.summary['total-records']).toBe('100');
+    expect(Number(now.summary['total-data-files'])).toBeLessThan(Number(current.summary['total-data-files']));
   });
 });

@@ -255,3 +255,150 @@ describe('invalid context: one error naming every key and value', () => {
     ).not.toThrow();
   });
 });
+
+describe('maintenance (-c maintenance=floe|glue|off and its keys)', () => {
+  const DAY = 86_400_000;
+
+  it('defaults: Floe maintains hourly; orphans after 3 days; services keep unreferenced files as long as staging', () => {
+    expect(settings({}).maintenance).toEqual({
+      mode: 'floe',
+      deployFunction: true,
+      schedule: 'rate(1 hour)',
+      intervalMinutes: 60,
+      orphansOlderThanMs: 3 * DAY,
+      unreferencedDays: 30,
+      memoryMb: 2048,
+      timeoutSeconds: 600,
+      smallFilesAlarmFiles: 1000,
+    });
+    expect(settings({ catalogType: 's3tables' }).maintenance.mode).toBe('floe');
+    expect(settings({ maintenance: 'off' }).maintenance.deployFunction).toBe(false);
+    expect(settings({ stagingExpirationDays: '0' }).maintenance.unreferencedDays).toBeUndefined();
+  });
+
+  it('schedules, durations, sizes and thresholds are parsed', () => {
+    const m = settings({
+      maintenance: 'floe',
+      maintenanceSchedule: 'rate(6 hours)',
+      maintenanceRetainLast: '5',
+      maintenanceExpireOlderThan: '2d',
+      maintenanceOrphansOlderThan: '6w',
+      maintenanceTargetFileSize: '256MiB',
+      maintenanceMemoryMb: 4096,
+      maintenanceTimeoutSeconds: '900',
+      smallFilesAlarmFiles: '250',
+    }).maintenance;
+    expect(m).toMatchObject({
+      schedule: 'rate(6 hours)',
+      intervalMinutes: 360,
+      retainLast: 5,
+      expireOlderThanMs: 2 * DAY,
+      orphansOlderThanMs: 42 * DAY,
+      unreferencedDays: 42,
+      targetFileSizeBytes: 256 * 1024 * 1024,
+      memoryMb: 4096,
+      timeoutSeconds: 900,
+      smallFilesAlarmFiles: 250,
+    });
+    const cron = settings({ maintenanceSchedule: 'cron(0 3 * * ? *)' }).maintenance;
+    expect(cron.schedule).toBe('cron(0 3 * * ? *)');
+    expect(cron.intervalMinutes).toBeUndefined();
+    expect(settings({ maintenanceSchedule: 'rate(1 day)' }).maintenance.intervalMinutes).toBe(1440);
+    expect(
+      settings({ maintenanceTargetFileSize: String(64 * 1024 * 1024) }).maintenance.targetFileSizeBytes,
+    ).toBe(64 * 1024 * 1024);
+  });
+
+  it("glue: Glue's orphan deletion waits as long as staging; an explicit shorter age says so", () => {
+    const s = settings({ maintenance: 'glue', maintenanceOrphansOlderThan: '3d' });
+    expect(s.maintenance.unreferencedDays).toBe(30);
+    expect(s.warnings).toEqual([
+      expect.stringContaining('keeps files 30 days (stagingExpirationDays), not 3'),
+    ]);
+    expect(settings({ maintenance: 'glue' }).warnings).toEqual([]);
+  });
+
+  it.each([
+    [{ maintenance: 'sometimes' }, `context 'maintenance': expected one of floe, glue, off, got "sometimes"`],
+    [
+      { catalogType: 's3tables', maintenance: 'glue' },
+      `context 'maintenance': 'glue' turns on the Glue Data Catalog's table optimizers, which do not apply to S3 Tables`,
+    ],
+    [
+      { maintenanceSchedule: 'every hour' },
+      `context 'maintenanceSchedule': expected an EventBridge schedule`,
+    ],
+    [
+      { maintenanceSchedule: 'rate(1 hours)' },
+      `context 'maintenanceSchedule': expected an EventBridge schedule`,
+    ],
+    [
+      { maintenanceSchedule: 'rate(2 minutes)' },
+      `context 'maintenanceSchedule': runs at most every 5 minutes`,
+    ],
+    [
+      { maintenanceExpireOlderThan: '5 days' },
+      `context 'maintenanceExpireOlderThan': expected a whole number and a unit s, m, h, d or w (e.g. 12h, 5d, 2w), got "5 days"`,
+    ],
+    [
+      { maintenanceOrphansOlderThan: '30m' },
+      `context 'maintenanceOrphansOlderThan': must be at least 1h, got "30m"`,
+    ],
+    [
+      { maintenanceRetainLast: '0' },
+      `context 'maintenanceRetainLast': expected an integer from 1 to 1000, got "0"`,
+    ],
+    [
+      { maintenanceTargetFileSize: '12XB' },
+      `context 'maintenanceTargetFileSize': expected a size from 1MiB to 4GiB`,
+    ],
+    [
+      { catalogType: 's3tables', maintenanceTargetFileSize: '1GiB' },
+      `context 'maintenanceTargetFileSize': S3 Tables compacts to 64MiB–512MiB, got "1GiB"`,
+    ],
+    [
+      { maintenance: 'glue', maintenanceTargetFileSize: '256MiB' },
+      `context 'maintenanceTargetFileSize': Glue's compaction reads each table's write.target-file-size-bytes`,
+    ],
+    [
+      { maintenance: 'off', maintenanceSchedule: 'rate(1 hour)' },
+      `context 'maintenanceSchedule': only applies when a maintenance function is deployed (maintenance=floe or glue)`,
+    ],
+    [
+      { maintenance: 'off', maintenanceRetainLast: '3' },
+      `context 'maintenanceRetainLast': nothing maintains the tables with maintenance=off on the Glue catalog`,
+    ],
+    [{ maintenanceMemoryMb: '100' }, `context 'maintenanceMemoryMb': expected an integer from 512 to 10240`],
+    [
+      { maintenanceTimeoutSeconds: '901' },
+      `context 'maintenanceTimeoutSeconds': expected an integer from 60 to 900`,
+    ],
+    [{ smallFilesAlarmFiles: '0' }, `context 'smallFilesAlarmFiles': expected an integer from 1 to 10000000`],
+    [{ Maintenance: 'floe' }, `context 'Maintenance': unknown key (did you mean 'maintenance'?)`],
+  ])('%j', (context, message) => {
+    expect(problems(context)).toContain(message);
+  });
+
+  it('S3 Tables takes thresholds with maintenance=off (its own maintenance is always configured)', () => {
+    const m = settings({
+      catalogType: 's3tables',
+      maintenance: 'off',
+      maintenanceRetainLast: '4',
+    }).maintenance;
+    expect(m).toMatchObject({ mode: 'off', deployFunction: false, retainLast: 4 });
+  });
+
+  it("the committer's maintenance variables count against the 4 KB environment", () => {
+    const hints = Object.fromEntries(Array.from({ length: 110 }, (_, i) => [`column_${i}`, 'decimal(12,2)']));
+    const floeConfig = JSON.stringify({ inference: { hints: { '*': hints } } });
+    const size = Buffer.byteLength(
+      JSON.stringify({ ...JSON.parse(floeConfig), format: 'json', namespace: 'floe', formatVersion: 2 }),
+    );
+    expect(size).toBeGreaterThan(3_100);
+    expect(size).toBeLessThan(3_250);
+    expect(() => settings({ floeConfig })).not.toThrow();
+    expect(problems({ floeConfig, maintenance: 'glue' })).toContain(
+      'Lambda allows 4 KB for all environment variables',
+    );
+  });
+});

@@ -35,6 +35,7 @@ const COMBOS = (['dynamic', 'dynamic-avro'] as const).flatMap((appType) =>
 
 const isIngest = (_p: Props, id: string) => id.startsWith('IngestHandler');
 const isCommitter = (_p: Props, id: string) => id.startsWith('CommitterHandler');
+const isMaintenance = (_p: Props, id: string) => id.startsWith('MaintenanceHandler');
 
 /** Every statement of the identity policies of `handler`'s role. */
 function statements(s: Synth, handler: 'Ingest' | 'Committer'): Statement[] {
@@ -55,7 +56,8 @@ function resolveEnvironment(variables: Record<string, unknown>): Record<string, 
       const [sep, parts] = o['Fn::Join'] as [string, unknown[]];
       return parts.map(value).join(sep);
     }
-    if ('Ref' in o) return `floe-${String(o.Ref).toLowerCase().slice(0, 40)}`;
+    if ('Ref' in o)
+      return o.Ref === 'AWS::AccountId' ? '123456789012' : `floe-${String(o.Ref).toLowerCase().slice(0, 40)}`;
     if ('Fn::GetAtt' in o) {
       const [, attr] = o['Fn::GetAtt'] as [string, string];
       if (attr === 'TableBucketARN') return 'arn:aws:s3tables:eu-west-1:123456789012:bucket/floe-tables';
@@ -96,9 +98,9 @@ describe.each(COMBOS)(
       });
     });
 
-    it('two arm64 Node.js 22 functions with their own roles and log groups', () => {
+    it('three arm64 Node.js 22 functions (ingest, committer, maintenance) with their own roles and log groups', () => {
       const fns = resources(s.template, 'AWS::Lambda::Function');
-      expect(Object.keys(fns)).toHaveLength(2);
+      expect(Object.keys(fns)).toHaveLength(3);
       for (const fn of Object.values(fns)) {
         expect(fn.Architectures).toEqual(['arm64']);
         expect(fn.Runtime).toMatch(/^nodejs(20|22)\.x$/);
@@ -110,13 +112,15 @@ describe.each(COMBOS)(
       expect(ingest.ReservedConcurrentExecutions).toBeUndefined();
       const committer = one(s.template, 'AWS::Lambda::Function', isCommitter);
       expect(committer).toMatchObject({ MemorySize: 1024, Timeout: 300, ReservedConcurrentExecutions: 1 });
+      const maintenance = one(s.template, 'AWS::Lambda::Function', isMaintenance);
+      expect(maintenance).toMatchObject({ MemorySize: 2048, Timeout: 600, ReservedConcurrentExecutions: 1 });
       for (const role of Object.values(resources(s.template, 'AWS::IAM::Role'))) {
         expect(role.ManagedPolicyArns).toBeUndefined();
       }
     });
 
     it('the environment is wired and accepted by the handlers’ reader (lambdas/src/handlers/env.ts)', () => {
-      for (const pred of [isIngest, isCommitter]) {
+      for (const pred of [isIngest, isCommitter, isMaintenance]) {
         const fn = one(s.template, 'AWS::Lambda::Function', pred);
         const variables = (fn.Environment as { Variables: Record<string, unknown> }).Variables;
         expect(JSON.parse(variables.FLOE_CONFIG as string)).toEqual({
@@ -137,6 +141,9 @@ describe.each(COMBOS)(
             'LEDGER_TABLE',
             ...(avro ? ['SCHEMA_REGISTRY_NAME'] : []),
             ...(pred === isCommitter ? ['COMMIT_CONCURRENCY'] : []),
+            ...(pred === isIngest ? [] : ['MAINTENANCE']),
+            // Floe's own orphan cleanup (Glue); S3 Tables removes unreferenced files itself.
+            ...(pred === isMaintenance && glue ? ['MAINTENANCE_ORPHANS_OLDER_THAN_MS'] : []),
           ].sort(),
         );
         const settings = readSettings({ ...resolveEnvironment(variables), AWS_REGION: 'eu-west-1' });
@@ -145,6 +152,9 @@ describe.each(COMBOS)(
         expect(settings.deadLetterUri).toMatch(/^s3:\/\/floe-storagestaging[0-9a-z]+\/dead-letters$/);
         expect(settings.config.formatVersion).toBe(combo.tableFormatVersion);
         if (avro) expect(settings.schemaRegistryName).toBe('Floe-schemas');
+        expect(settings.maintenance).toMatchObject(
+          pred === isIngest ? { mode: 'off', configured: false } : { mode: 'floe', configured: true },
+        );
       }
     });
 
@@ -415,6 +425,9 @@ describe('the default stack in detail', () => {
         'Freshness',
         'IngestErrors',
         'IteratorAge',
+        'MaintenanceErrors',
+        'MaintenanceFailures',
+        'SmallFiles',
         'TablesLocked',
       ].map((n) => `Floe-${n}`),
     );
@@ -453,8 +466,12 @@ describe('the default stack in detail', () => {
       const t = (f.MetricTransformations as Record<string, unknown>[])[0]!;
       expect(f.FilterPattern).toBe(`{ $.${t.MetricName} >= 0 }`);
       expect(t).toMatchObject({ MetricNamespace: 'Floe/Floe', MetricValue: `$.${t.MetricName}` });
-      const source = JSON.stringify(f.LogGroupName).includes('IngestHandlerLogs') ? 'ingest' : 'committer';
-      return `${t.MetricName}@${source}`;
+      const group = JSON.stringify(f.LogGroupName);
+      const source = ['ingest', 'committer', 'maintenance'].find((h) =>
+        group.includes(`${h[0]!.toUpperCase()}${h.slice(1)}HandlerLogs`),
+      )!;
+      const dims = t.Dimensions === undefined ? '' : `[${JSON.stringify(t.Dimensions)}]`;
+      return `${t.MetricName}@${source}${dims}`;
     });
     expect(seen.sort()).toEqual(
       [
@@ -465,11 +482,16 @@ describe('the default stack in detail', () => {
         'RecordsIn@ingest',
         'RowsCommitted@committer',
         'TablesLocked@committer',
+        'SmallFiles@maintenance',
+        'MaintenanceFailures@maintenance',
+        ...['DataFiles', 'AverageFileBytes', 'SmallFiles', 'Snapshots'].map(
+          (n) => `${n}@maintenance[${JSON.stringify([{ Key: 'table', Value: '$.table' }])}]`,
+        ),
       ].sort(),
     );
     // Each is a metric the handler of that log group publishes (EMF top-level key = metric name).
     for (const entry of seen) {
-      const [name, source] = entry.split('@') as [string, string];
+      const [name, source] = entry.replace(/\[.*$/, '').split('@') as [string, string];
       const code = readFileSync(join(PROJECT_ROOT, 'lambdas/src/handlers', `${source}.ts`), 'utf8');
       expect(code, entry).toContain(`['${name}', '`);
     }

@@ -18,11 +18,13 @@
  * | `COMMIT_CONCURRENCY` | tables committed at once (default 4) |
  * | `LEASE_MS` | commit lease per table (default 120000) |
  * | `AWS_REGION` | set by Lambda (`AWS_DEFAULT_REGION` is accepted as a fallback) |
+ * | `MAINTENANCE`, `MAINTENANCE_*`, `GLUE_OPTIMIZER_ROLE_ARN`, `GLUE_CATALOG_ID` | see maintenance-env.ts |
  *
  * Pure: takes the environment as a plain record (default `process.env`) and imports no SDK.
  */
 import { type FloeConfig, parseConfig } from '../config.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
+import { type MaintenanceSettings, readMaintenanceEnv } from './maintenance-env.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -44,6 +46,7 @@ export interface HandlerSettings {
   readonly commitConcurrency: number;
   readonly leaseMs: number;
   readonly region: string;
+  readonly maintenance: MaintenanceSettings;
 }
 
 export const DEFAULT_TABLE_CACHE_REFRESH_MS = 30_000;
@@ -164,6 +167,8 @@ export function readSettings(env: Env = process.env): HandlerSettings {
   const commitConcurrency = integer('COMMIT_CONCURRENCY', DEFAULT_COMMIT_CONCURRENCY, 1, 64);
   const leaseMs = integer('LEASE_MS', DEFAULT_LEASE_MS, 1_000, 900_000);
 
+  const maintenance = readMaintenanceEnv(get, problem, catalogType, show);
+
   const region = get('AWS_REGION') ?? get('AWS_DEFAULT_REGION');
   if (region === undefined) problem('AWS_REGION', 'AWS_REGION is required');
   else if (!REGION.test(region)) problem('AWS_REGION', `AWS_REGION=${show(region)} is not an AWS region`);
@@ -186,6 +191,7 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     commitConcurrency,
     leaseMs,
     region: region!,
+    maintenance,
   };
 }
 

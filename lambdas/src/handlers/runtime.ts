@@ -3,13 +3,19 @@
  * container from the validated environment, outside the handler, so SDK clients, their keep-alive
  * connections, the table cache and the schema cache survive across invocations.
  *
+ * With maintenance configured (`MAINTENANCE`, maintenance-env.ts) the committer's catalog also
+ * sets up each new table's managed maintenance (Glue optimizers, S3 Tables), and `maintenance`
+ * says what the maintenance function runs (`scheduledOptions`).
+ *
  * The handlers only see {@link HandlerRuntime} (how to make the apps' deps), so tests run them on
  * local parts (dynalite, a local-disk warehouse) with no AWS adapter at all. Also the handlers'
  * small shared helpers: the Lambda context they read, error summaries for logs and EMF metric
  * groups.
  */
+import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoLedger } from '../adapters/aws/dynamodb-ledger.ts';
 import { DynamoLock } from '../adapters/aws/dynamodb-lock.ts';
+import { DynamoMaintenanceLog } from '../adapters/aws/dynamodb-maintenance-log.ts';
 import { GlueCatalog } from '../adapters/aws/glue-catalog.ts';
 import {
   createDynamoClient,
@@ -17,13 +23,17 @@ import {
   createS3TablesClient,
   GlueSchemaRegistry,
 } from '../adapters/aws/glue-schema-registry.ts';
+import { GlueTableOptimizers } from '../adapters/aws/glue-table-optimizers.ts';
 import { createS3Client, S3ObjectStore } from '../adapters/aws/s3-object-store.ts';
 import { S3TablesCatalog } from '../adapters/aws/s3tables-catalog.ts';
+import { S3TablesTableMaintenance } from '../adapters/aws/s3tables-maintenance.ts';
 import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import { ObjectStoreDeadLetterStore } from '../adapters/object-dead-letter-store.ts';
 import { CachedSchemaRegistry } from '../app/cached-registry.ts';
 import type { CommitterDeps } from '../app/committer.ts';
 import type { IngestDeps } from '../app/ingest.ts';
+import { withManagedSetUp } from '../app/maintain/managed-setup.ts';
+import type { ScheduledDeps, ScheduledOptions } from '../app/maintain/scheduled.ts';
 import { TableCache } from '../app/table-cache.ts';
 import { isFloeError } from '../errors.ts';
 import type { Catalog } from '../ports/catalog.ts';
@@ -31,9 +41,15 @@ import type { Clock, Ids } from '../ports/clock.ts';
 import type { DeadLetterStore } from '../ports/dead-letters.ts';
 import type { Ledger } from '../ports/ledger.ts';
 import type { Lock } from '../ports/lock.ts';
+import {
+  DEFAULT_EXPIRE_OLDER_THAN_MS,
+  DEFAULT_RETAIN_LAST,
+  type ManagedMaintenance,
+} from '../ports/managed-maintenance.ts';
 import type { ObjectStore } from '../ports/object-store.ts';
 import type { SchemaRegistry } from '../ports/schema-registry.ts';
 import type { HandlerSettings } from './env.ts';
+import type { MaintenanceSettings } from './maintenance-env.ts';
 
 /** What a handler needs: the apps' deps, made per invocation from long-lived parts. */
 export interface HandlerRuntime {
@@ -44,7 +60,18 @@ export interface HandlerRuntime {
   readonly commitConcurrency?: number;
 }
 
-export interface AwsRuntime extends HandlerRuntime {
+/** What a scheduled maintenance run does (undefined: `MAINTENANCE` is off for this catalog). */
+export interface MaintenanceSetup {
+  readonly deps: ScheduledDeps;
+  readonly options: Omit<ScheduledOptions, 'startDeadlineMs' | 'onTable'>;
+}
+
+export interface MaintenanceRuntime {
+  /** `owner` holds the table leases (the invocation's request id). */
+  maintenance(owner: string): MaintenanceSetup | undefined;
+}
+
+export interface AwsRuntime extends HandlerRuntime, MaintenanceRuntime {
   readonly settings: HandlerSettings;
   readonly store: ObjectStore;
   readonly catalog: Catalog;
@@ -56,6 +83,8 @@ export interface AwsRuntime extends HandlerRuntime {
   readonly clock: Clock;
   readonly ids: Ids;
   readonly commitConcurrency: number;
+  /** The catalog service's own maintenance, when this stack configures it (committer + sweep). */
+  readonly managed?: ManagedMaintenance;
   /** Releases the SDK clients' sockets (tests; a Lambda container just freezes). */
   destroy(): void;
 }
@@ -70,15 +99,40 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
   const store = new S3ObjectStore(s3);
   const destroyers: (() => void)[] = [() => s3.destroy(), () => dynamo.destroy()];
   let catalog: Catalog;
+  let managed: ManagedMaintenance | undefined;
+  const m = settings.maintenance;
+  const managedSettings = {
+    retainLast: m.retainLast ?? DEFAULT_RETAIN_LAST,
+    expireOlderThanMs: m.expireOlderThanMs ?? DEFAULT_EXPIRE_OLDER_THAN_MS,
+    ...(m.orphansOlderThanMs === undefined ? {} : { orphansOlderThanMs: m.orphansOlderThanMs }),
+    targetFileSizeBytes: m.targetFileSizeBytes ?? settings.config.targetFileSizeBytes,
+  };
   if (settings.catalog.type === 'glue') {
     const glue = createGlueClient({ region });
     destroyers.push(() => glue.destroy());
     catalog = new GlueCatalog({ glue, store, ids, warehouse: settings.catalog.warehouseUri });
+    if (m.glueOptimizers !== undefined)
+      managed = new GlueTableOptimizers({ glue, ...m.glueOptimizers, settings: managedSettings });
   } else {
     const client = createS3TablesClient({ region });
     destroyers.push(() => client.destroy());
-    catalog = new S3TablesCatalog({ client, store, ids, tableBucketARN: settings.catalog.tableBucketArn });
+    const tableBucketARN = settings.catalog.tableBucketArn;
+    catalog = new S3TablesCatalog({ client, store, ids, tableBucketARN });
+    // S3 Tables always maintains its tables; a stack that says how (any MAINTENANCE) gets its values.
+    if (m.configured)
+      managed = new S3TablesTableMaintenance({ client, tableBucketARN, settings: managedSettings });
   }
+  // The committer sets a new table's managed maintenance up as it creates the table.
+  const committerCatalog =
+    managed === undefined
+      ? catalog
+      : withManagedSetUp(catalog, managed, (r) => {
+          if (r.error !== undefined)
+            setUpLogger().warn('managed maintenance setup failed; the maintenance schedule retries it', {
+              table: `${r.table.namespace}.${r.table.name}`,
+              error: errorSummary(r.error),
+            });
+        });
   let registry: SchemaRegistry | undefined;
   if (settings.config.format === 'avro-gsr') {
     const glue = createGlueClient({ region });
@@ -91,6 +145,7 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
   }
   const ledger = new DynamoLedger(dynamo, { tableName: settings.ledgerTable, clock });
   const lock = new DynamoLock(dynamo, { tableName: settings.ledgerTable, clock });
+  const log = new DynamoMaintenanceLog(dynamo, { tableName: settings.ledgerTable, clock });
   const deadLetters = new ObjectStoreDeadLetterStore(store, settings.deadLetterUri);
   const tables = new TableCache(catalog, clock, { refreshMs: settings.tableCacheRefreshMs });
   const withRegistry = registry === undefined ? {} : { registry };
@@ -106,6 +161,7 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
     clock,
     ids,
     commitConcurrency: settings.commitConcurrency,
+    ...(managed === undefined ? {} : { managed }),
     ingestDeps: () => ({
       config: settings.config,
       catalog,
@@ -120,7 +176,7 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
     }),
     committerDeps: (owner) => ({
       config: settings.config,
-      catalog,
+      catalog: committerCatalog,
       store,
       ledger,
       lock,
@@ -131,10 +187,65 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
       leaseMs: settings.leaseMs,
       ...withRegistry,
     }),
+    maintenance: (owner) => {
+      const options = scheduledOptions(settings.catalog.type, m, managed);
+      if (options === undefined) return undefined;
+      const deps: ScheduledDeps = {
+        config: settings.config,
+        catalog,
+        store,
+        clock,
+        ids,
+        ledger,
+        lock,
+        log,
+        owner,
+        leaseMs: settings.leaseMs,
+      };
+      return { deps, options };
+    },
     destroy: () => {
       for (const d of destroyers) d();
     },
   };
+}
+
+let setUpLog: Logger | undefined;
+/** Made on first use: importing a handler module creates no logger. */
+const setUpLogger = (): Logger => (setUpLog ??= new Logger({ serviceName: 'floe-committer' }));
+
+/**
+ * What the maintenance function runs for a catalog and `MAINTENANCE`: Floe's own maintenance of
+ * Glue tables (`floe`), or metrics plus the service's maintenance made to match (`glue` on Glue,
+ * `floe` on S3 Tables, whose storage refuses Floe's deletes); nothing for `off`.
+ */
+export function scheduledOptions(
+  catalogType: 'glue' | 's3tables',
+  m: MaintenanceSettings,
+  managed: ManagedMaintenance | undefined,
+): MaintenanceSetup['options'] | undefined {
+  const thresholds = {
+    ...(m.retainLast === undefined ? {} : { retainLast: m.retainLast }),
+    ...(m.expireOlderThanMs === undefined ? {} : { expireOlderThanMs: m.expireOlderThanMs }),
+    ...(m.orphansOlderThanMs === undefined ? {} : { orphansOlderThanMs: m.orphansOlderThanMs }),
+    ...(m.targetFileSizeBytes === undefined ? {} : { targetFileSizeBytes: m.targetFileSizeBytes }),
+    ...(m.maxBinBytes === undefined ? {} : { maxBinBytes: m.maxBinBytes }),
+  };
+  if (catalogType === 'glue' && m.mode === 'floe') {
+    const steps = {
+      compact: true,
+      rewriteManifests: true,
+      expire: true,
+      orphans: m.orphansOlderThanMs !== undefined,
+    };
+    return { mode: 'floe', maintenance: { steps, ...thresholds } };
+  }
+  const none = { compact: false, rewriteManifests: false, expire: false, orphans: false };
+  const metrics = { mode: 'metrics' as const, maintenance: { steps: none, ...thresholds } };
+  if (catalogType === 'glue' && m.mode === 'glue') return { ...metrics, ...(managed ? { managed } : {}) };
+  if (catalogType === 's3tables' && m.mode === 'floe')
+    return { ...metrics, managedStorage: true, ...(managed ? { managed } : {}) };
+  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -151,8 +262,8 @@ export interface LambdaContext {
 export type GetRuntime = () => HandlerRuntime | Promise<HandlerRuntime>;
 
 /** Builds the runtime on first use and keeps it; a failed build is retried on the next call. */
-export function lazyRuntime(build: () => HandlerRuntime | Promise<HandlerRuntime>): GetRuntime {
-  let runtime: Promise<HandlerRuntime> | undefined;
+export function lazyRuntime<R = HandlerRuntime>(build: () => R | Promise<R>): () => Promise<R> {
+  let runtime: Promise<R> | undefined;
   return () => {
     if (!runtime) {
       runtime = Promise.resolve()

@@ -4,7 +4,7 @@
  * the current metadata file (read by every commit and every query planner).
  */
 import { DataFileContent } from '../../iceberg/manifest/types.ts';
-import { planScan } from '../../iceberg/scan.ts';
+import { planScan, type ScanPlan } from '../../iceberg/scan.ts';
 import type { LoadedTable } from '../../ports/catalog.ts';
 import type { ObjectStore } from '../../ports/object-store.ts';
 
@@ -19,8 +19,13 @@ export interface TableHealth {
   readonly metadataBytes: number;
 }
 
-export async function tableHealth(store: ObjectStore, table: LoadedTable): Promise<TableHealth> {
-  const plan = await planScan(table.metadata, (u) => store.get(u));
+export async function tableHealth(
+  store: ObjectStore,
+  table: LoadedTable,
+  /** The current snapshot's scan plan, when the caller has it already. */
+  planned?: ScanPlan,
+): Promise<TableHealth> {
+  const plan = planned ?? (await planScan(table.metadata, (u) => store.get(u)));
   const deletes = new Set<string>();
   let records = 0n;
   let dataBytes = 0n;

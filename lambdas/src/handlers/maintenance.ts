@@ -1,0 +1,235 @@
+/**
+ * The maintenance Lambda, invoked on a schedule (`-c maintenanceSchedule`, default hourly). What
+ * it does depends on the catalog and `MAINTENANCE` (runtime.ts `scheduledOptions`):
+ *
+ * - Glue + `floe`: Floe maintains every table of the namespace itself (compaction, manifest
+ *   rewrite, snapshot expiry, orphan cleanup sparing staged files) under the committer's per-table
+ *   lease; a table whose lease is held is skipped this run (`locked`).
+ * - Glue + `glue`, S3 Tables + `floe`: the service maintains the tables; each run makes every
+ *   table's service-side maintenance match the settings (a table the committer could not set up
+ *   is caught here) and publishes the tables' metrics. Nothing is committed or deleted.
+ *
+ * It works through the tables least recently visited first and starts none once the time left
+ * falls below a reserve (`deferred`, taken first by the next run). A table that fails is logged
+ * at error level and counted, never thrown; a failure of the whole run (the catalog or ledger
+ * unreachable) is thrown.
+ *
+ * Metrics (namespace `Floe`), per table (dimension `table`): `DataFiles`, `DeleteFiles`,
+ * `Snapshots`, `AverageFileBytes`, `SmallFiles` (data files compaction would rewrite), and with
+ * Floe's own maintenance `FilesCompacted`, `SnapshotsExpired`, `OrphansDeleted`;
+ * `MaintenanceFailures` (failed steps, or 1 for a table that failed as a whole); per run
+ * `TablesMaintained`, `MaintenanceLocked`, `MaintenanceDeferred`, `MaintenanceFailedTables`.
+ */
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import {
+  runScheduledMaintenance,
+  type ScheduledRun,
+  type ScheduledTableResult,
+} from '../app/maintain/scheduled.ts';
+import { readSettings } from './env.ts';
+import { type HandlerOptions, metricsNamespace } from './ingest.ts';
+import {
+  awsRuntime,
+  errorMessage,
+  errorSummary,
+  type LambdaContext,
+  lazyRuntime,
+  type MaintenanceRuntime,
+  type MetricGroup,
+  publishGroups,
+} from './runtime.ts';
+
+export interface MaintenanceHandlerOptions extends HandlerOptions {
+  /** Share of the remaining time kept in reserve (default 0.3). */
+  readonly reserveFraction?: number;
+  /** The reserve is at least this long (default 60 s: one table's maintenance takes a while). */
+  readonly minReserveMs?: number;
+}
+
+export interface MaintenanceSummary {
+  readonly owner: string;
+  /** `floe`: Floe maintained the tables; `metrics`: the service does; `off`: nothing configured. */
+  readonly mode: 'floe' | 'metrics' | 'off';
+  readonly maintained: readonly string[];
+  readonly checked: readonly string[];
+  readonly locked: readonly string[];
+  /** Tables that failed as a whole or in a step. */
+  readonly failed: readonly string[];
+  readonly deferred: readonly string[];
+  /** Tables whose service-side maintenance was created or changed by this run. */
+  readonly configured: readonly string[];
+  readonly durationMs: number;
+}
+
+export type MaintenanceHandler = (event?: unknown, context?: LambdaContext) => Promise<MaintenanceSummary>;
+export type GetMaintenanceRuntime = () => MaintenanceRuntime | Promise<MaintenanceRuntime>;
+
+export function makeMaintenanceHandler(
+  getRuntime: GetMaintenanceRuntime,
+  opts: MaintenanceHandlerOptions = {},
+): MaintenanceHandler {
+  const logger = opts.logger ?? new Logger({ serviceName: 'floe-maintenance' });
+  const metrics =
+    opts.metrics ?? new Metrics({ namespace: metricsNamespace(), serviceName: 'floe-maintenance' });
+  const reserveFraction = opts.reserveFraction ?? 0.3;
+  const minReserveMs = opts.minReserveMs ?? 60_000;
+  return async (_event, context) => {
+    const started = Date.now();
+    const owner = context?.awsRequestId ?? `maintenance-${randomUUID()}`;
+    logger.resetKeys();
+    logger.appendKeys({ owner });
+    try {
+      let run: ScheduledRun;
+      let mode: MaintenanceSummary['mode'] = 'off';
+      let deadlineMs: number | undefined;
+      try {
+        const setup = (await getRuntime()).maintenance(owner);
+        if (setup === undefined) {
+          logger.warn('maintenance is off for this catalog: nothing to do');
+          return summaryOf(owner, 'off', { tables: [], deferred: [] }, started);
+        }
+        mode = setup.options.mode;
+        const remaining = context?.getRemainingTimeInMillis?.();
+        if (remaining !== undefined) {
+          const reserve = Math.max(minReserveMs, remaining * reserveFraction);
+          deadlineMs = setup.deps.clock.nowMs() + Math.max(0, remaining - reserve);
+        }
+        run = await runScheduledMaintenance(setup.deps, {
+          ...setup.options,
+          ...(deadlineMs === undefined ? {} : { startDeadlineMs: deadlineMs }),
+          onTable: (r) => {
+            logTable(logger, r);
+            publishGroups(metrics, tableMetrics(r));
+          },
+        });
+      } catch (e) {
+        logger.error('maintenance run failed', { error: errorSummary(e) });
+        publishGroups(metrics, [{ metrics: [['RunErrors', 'Count', 1]] }]);
+        throw e;
+      }
+      const summary = summaryOf(owner, mode, run, started);
+      const level = summary.failed.length > 0 ? 'warn' : 'info';
+      logger[level]('maintenance run', { ...summary, ...(deadlineMs === undefined ? {} : { deadlineMs }) });
+      publishGroups(metrics, [
+        {
+          metrics: [
+            ['TablesMaintained', 'Count', summary.maintained.length + summary.checked.length],
+            ['MaintenanceLocked', 'Count', summary.locked.length],
+            ['MaintenanceDeferred', 'Count', summary.deferred.length],
+            ['MaintenanceFailedTables', 'Count', summary.failed.length],
+          ],
+        },
+      ]);
+      return summary;
+    } finally {
+      logger.resetKeys();
+    }
+  };
+}
+
+function summaryOf(
+  owner: string,
+  mode: MaintenanceSummary['mode'],
+  run: ScheduledRun,
+  started: number,
+): MaintenanceSummary {
+  const of = (s: ScheduledTableResult['status']) =>
+    run.tables.filter((t) => t.status === s).map((t) => t.table);
+  return {
+    owner,
+    mode,
+    maintained: of('maintained'),
+    checked: of('checked'),
+    locked: of('locked'),
+    failed: run.tables.filter((t) => failuresOf(t) > 0).map((t) => t.table),
+    deferred: [...run.deferred],
+    configured: run.tables
+      .filter((t) => (t.managed?.created.length ?? 0) + (t.managed?.updated.length ?? 0) > 0)
+      .map((t) => t.table),
+    durationMs: Date.now() - started,
+  };
+}
+
+function failuresOf(r: ScheduledTableResult): number {
+  if (r.status === 'failed') return Math.max(1, r.report?.failed.length ?? 0);
+  return r.report?.failed.length ?? 0;
+}
+
+function logTable(logger: Logger, r: ScheduledTableResult): void {
+  const c = r.condition;
+  const rep = r.report;
+  const attrs = {
+    table: r.table,
+    status: r.status,
+    durationMs: r.durationMs,
+    ...(c === undefined
+      ? {}
+      : {
+          dataFiles: c.dataFiles,
+          deleteFiles: c.deleteFiles,
+          snapshots: c.snapshots,
+          averageFileBytes: c.averageFileBytes,
+          smallFiles: c.smallFiles,
+          records: c.records.toString(),
+        }),
+    ...(rep === undefined
+      ? {}
+      : {
+          before: { dataFiles: rep.before.dataFiles, snapshots: rep.before.snapshots },
+          filesCompacted: rep.compaction?.filesRewritten ?? 0,
+          filesWritten: rep.compaction?.filesWritten ?? 0,
+          snapshotsExpired: rep.expiry?.snapshotsExpired ?? 0,
+          orphansDeleted: rep.orphans?.orphans ?? 0,
+          skipped: rep.skipped,
+          failedSteps: rep.failed,
+        }),
+    ...(r.managed === undefined ? {} : { managed: r.managed }),
+    ...(r.error === undefined ? {} : { error: errorSummary(r.error), errorMessage: errorMessage(r.error) }),
+  };
+  if (failuresOf(r) > 0) logger.error(`maintenance of ${r.table} failed, the next run retries`, attrs);
+  else logger.info(`table ${r.table}: ${r.status}`, attrs);
+}
+
+function tableMetrics(r: ScheduledTableResult): MetricGroup[] {
+  if (r.status === 'locked') return [];
+  const c = r.condition;
+  const rep = r.report;
+  return [
+    {
+      dimensions: { table: r.table },
+      metrics: [
+        ...(c === undefined
+          ? []
+          : ([
+              ['DataFiles', 'Count', c.dataFiles],
+              ['DeleteFiles', 'Count', c.deleteFiles],
+              ['Snapshots', 'Count', c.snapshots],
+              ['AverageFileBytes', 'Bytes', c.averageFileBytes],
+              ['SmallFiles', 'Count', c.smallFiles],
+            ] as const)),
+        ...(rep === undefined
+          ? []
+          : ([
+              [
+                'FilesCompacted',
+                'Count',
+                rep.compaction?.snapshotId === undefined ? 0 : rep.compaction.filesRewritten,
+              ],
+              ['SnapshotsExpired', 'Count', rep.expiry?.snapshotsExpired ?? 0],
+              ['OrphansDeleted', 'Count', rep.orphans?.orphans ?? 0],
+            ] as const)),
+        ['MaintenanceFailures', 'Count', failuresOf(r)],
+      ],
+    },
+  ];
+}
+
+let lazy: MaintenanceHandler | undefined;
+
+/** The Lambda entry point: the environment is read and the AWS clients built on the first invocation. */
+export const handler: MaintenanceHandler = (event, context) => {
+  lazy ??= makeMaintenanceHandler(lazyRuntime(() => awsRuntime(readSettings())));
+  return lazy(event, context);
+};

@@ -1,0 +1,166 @@
+/**
+ * Table maintenance on AWS (`-c maintenance=floe|glue|off`, lib/config.ts):
+ *
+ * - `FloeMaintenance`: the maintenance Lambda on an EventBridge schedule (`maintenanceSchedule`,
+ *   default hourly), one run at a time like the committer. On Glue with `floe` it maintains the
+ *   tables itself under the committer's leases; with `glue`, and on S3 Tables, it keeps the
+ *   service's maintenance configured and publishes the tables' metrics.
+ * - `GlueOptimizerRole` (`glue` only): the role Glue's table optimizers run as, as AWS documents
+ *   for them: trusts glue.amazonaws.com; reads, writes and deletes the warehouse's table files;
+ *   GetTable / UpdateTable on the stack's tables; writes the optimizers' CloudWatch log groups.
+ *   The committer (at table creation) and the maintenance sweep create the optimizers with it.
+ */
+import { ArnFormat, type CfnElement, Duration, Stack } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
+import type { FloeSettings } from './config.ts';
+import { FloeFunction } from './lambda.ts';
+import { maintenanceEnvironment } from './maintenance-env.ts';
+import { acknowledge } from './nag.ts';
+import { grantMaintenanceAccess } from './permissions.ts';
+import { type FloeStorage, WAREHOUSE_PREFIX } from './storage.ts';
+
+/** The log groups Glue's table optimizers write (one per optimizer type). */
+export const OPTIMIZER_LOG_GROUPS = [
+  '/aws-glue/iceberg-compaction/logs',
+  '/aws-glue/iceberg-retention/logs',
+  '/aws-glue/iceberg-orphan-file-deletion/logs',
+] as const;
+
+export class GlueOptimizerRole extends Construct {
+  readonly role: iam.Role;
+
+  constructor(scope: Construct, id: string, props: { settings: FloeSettings; storage: FloeStorage }) {
+    super(scope, id);
+    const { settings, storage } = props;
+    const warehouse = storage.warehouse!;
+    const stack = Stack.of(this);
+    const ns = settings.namespace;
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('glue.amazonaws.com'),
+      description: `Glue table optimizers (compaction, snapshot retention, orphan file deletion) of the Floe tables in ${ns}`,
+    });
+    const add = (s: iam.PolicyStatement) => this.role.addToPrincipalPolicy(s);
+    add(
+      new iam.PolicyStatement({
+        sid: 'TableFiles',
+        actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+        resources: [warehouse.arnForObjects(`${WAREHOUSE_PREFIX}/*`)],
+      }),
+    );
+    add(
+      new iam.PolicyStatement({
+        sid: 'ListTableFiles',
+        actions: ['s3:ListBucket'],
+        resources: [warehouse.bucketArn],
+      }),
+    );
+    add(
+      new iam.PolicyStatement({
+        sid: 'Tables',
+        actions: ['glue:GetTable', 'glue:UpdateTable'],
+        resources: [
+          stack.formatArn({ service: 'glue', resource: 'catalog' }),
+          stack.formatArn({ service: 'glue', resource: 'database', resourceName: ns }),
+          stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${ns}/*` }),
+        ],
+      }),
+    );
+    add(
+      new iam.PolicyStatement({
+        sid: 'OptimizerLogs',
+        actions: ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: OPTIMIZER_LOG_GROUPS.map((g) =>
+          stack.formatArn({
+            service: 'logs',
+            resource: 'log-group',
+            resourceName: `${g}:*`,
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+        ),
+      }),
+    );
+    const policy = this.role.node.findChild('DefaultPolicy');
+    const ack = (resource: string, reason: string) =>
+      acknowledge(policy, `AwsSolutions-IAM5[Resource::${resource}]`, reason);
+    ack(
+      `<${logicalId(warehouse)}.Arn>/${WAREHOUSE_PREFIX}/*`,
+      'Glue compacts, expires and deletes the files of tables Floe creates at run time (one folder per table, file names with uuids); access is limited to the warehouse/ prefix of this stack’s warehouse bucket.',
+    );
+    ack(
+      `arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/${ns}/*`,
+      `Tables are created at run time, one per event type; Glue's optimizers update only the tables of this stack’s database ${ns}.`,
+    );
+    for (const g of OPTIMIZER_LOG_GROUPS) {
+      ack(
+        `arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:${g}:*`,
+        'The log streams of the log group AWS Glue’s table optimizers write to (named by Glue per run); as AWS documents for the optimizer role.',
+      );
+    }
+  }
+}
+
+export class FloeMaintenance extends Construct {
+  readonly handler: FloeFunction;
+  readonly schedule: events.Rule;
+
+  constructor(
+    scope: Construct,
+    id: string,
+    props: {
+      settings: FloeSettings;
+      storage: FloeStorage;
+      environment: Record<string, string>;
+      optimizerRole?: iam.IRole;
+    },
+  ) {
+    super(scope, id);
+    const { settings, storage } = props;
+    const m = settings.maintenance;
+    const what =
+      settings.catalogType === 'glue' && m.mode === 'floe'
+        ? 'compaction, manifest rewrite, snapshot expiry and orphan cleanup of every table'
+        : `the tables' metrics; keeps ${settings.catalogType === 'glue' ? "Glue's table optimizers" : "S3 Tables' maintenance"} configured`;
+    this.handler = new FloeFunction(this, 'Handler', {
+      handler: 'maintenance',
+      description: `Floe maintenance (${settings.stackName}): ${what}, ${m.schedule}`,
+      memoryMb: m.memoryMb,
+      timeoutSeconds: m.timeoutSeconds,
+      logRetentionDays: settings.storage.logRetentionDays,
+      // One run at a time (runs would only skip each other's tables); none when the account
+      // cannot spare a reservation for the committer either.
+      ...(settings.committer.reservedConcurrency === 0 ? {} : { reservedConcurrency: 1 }),
+      environment: {
+        ...props.environment,
+        ...maintenanceEnvironment(m, settings.catalogType, 'maintenance', {
+          ...(props.optimizerRole === undefined ? {} : { optimizerRoleArn: props.optimizerRole.roleArn }),
+          account: Stack.of(this).account,
+        }),
+        ...(settings.committer.leaseSeconds === undefined
+          ? {}
+          : { LEASE_MS: String(settings.committer.leaseSeconds * 1000) }),
+      },
+    });
+    grantMaintenanceAccess(this.handler, storage, settings, props.optimizerRole);
+
+    // A run that fails is retried by the next tick; a throttled one is dropped, not queued.
+    this.handler.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
+    this.schedule = new events.Rule(this, 'Schedule', {
+      description: `Runs the Floe maintenance of ${settings.stackName}`,
+      schedule: events.Schedule.expression(m.schedule),
+      targets: [
+        new targets.LambdaFunction(this.handler.function, {
+          retryAttempts: 2,
+          maxEventAge: Duration.minutes(1),
+        }),
+      ],
+    });
+  }
+}
+
+function logicalId(c: Construct): string {
+  const cfn = (c.node.defaultChild ?? c) as CfnElement;
+  return Stack.of(cfn).getLogicalId(cfn);
+}
