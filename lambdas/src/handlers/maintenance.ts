@@ -84,6 +84,7 @@ export function makeMaintenanceHandler(
       let run: ScheduledRun;
       let mode: MaintenanceSummary['mode'] = 'off';
       let deadlineMs: number | undefined;
+      let workUntilMs: number | undefined;
       try {
         const setup = (await getRuntime()).maintenance(owner);
         if (setup === undefined) {
@@ -95,10 +96,14 @@ export function makeMaintenanceHandler(
         if (remaining !== undefined) {
           const reserve = Math.max(minReserveMs, remaining * reserveFraction);
           deadlineMs = setup.deps.clock.nowMs() + Math.max(0, remaining - reserve);
+          // A table's compaction starts no new group once only two thirds of the reserve are
+          // left: time for its commit and the steps after it.
+          workUntilMs = setup.deps.clock.nowMs() + Math.max(0, remaining - (2 * reserve) / 3);
         }
         run = await runScheduledMaintenance(setup.deps, {
           ...setup.options,
           ...(deadlineMs === undefined ? {} : { startDeadlineMs: deadlineMs }),
+          ...(workUntilMs === undefined ? {} : { workUntilMs }),
           onTable: (r) => {
             logTable(logger, r);
             publishGroups(metrics, tableMetrics(r));

@@ -141,6 +141,7 @@ export async function compact(
   base: LoadedTable,
   th: Thresholds,
   liveRows: LiveRows,
+  opts: { readonly workUntilMs?: number } = {},
 ): Promise<CompactionReport> {
   const meta = base.metadata;
   const start = currentSnapshot(meta);
@@ -156,7 +157,11 @@ export async function compact(
   const notes: string[] = [];
   let rowsAfter = 0n;
   try {
-    for (const bin of bins) {
+    for (const [i, bin] of bins.entries()) {
+      if (i > 0 && opts.workUntilMs !== undefined && deps.clock.nowMs() >= opts.workUntilMs) {
+        notes.push(`time is up: ${bins.length - i} of ${bins.length} groups left for the next run`);
+        break;
+      }
       const rows = await binRows(meta, bin, liveRows, notes);
       if (!rows) continue;
       const spec = specById(meta, bin.specId);

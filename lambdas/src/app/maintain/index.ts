@@ -101,7 +101,8 @@ export async function maintainTable(
         out.compaction = { ...plannedOnly(bins), planned: files };
         return;
       }
-      out.compaction = { ...(await compact(deps, table, th, deps.liveRows)), planned: files };
+      const until = opts.workUntilMs === undefined ? {} : { workUntilMs: opts.workUntilMs };
+      out.compaction = { ...(await compact(deps, table, th, deps.liveRows, until)), planned: files };
     });
   }
   if (opts.steps.rewriteManifests) {

@@ -37,6 +37,12 @@ export interface MaintenanceOptions {
    * rewrite needs: a Lambda sets it from its memory size.
    */
   readonly maxBinBytes?: number;
+  /**
+   * No compaction group is started after this instant (epoch ms on the deps' clock); the groups
+   * rewritten by then are committed and the rest wait for the next run. At least one group is
+   * always done, so every run makes progress. For callers with a deadline (a Lambda).
+   */
+  readonly workUntilMs?: number;
 }
 
 /** The thresholds in force for one table. */

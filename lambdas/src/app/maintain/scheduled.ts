@@ -56,6 +56,8 @@ export interface ScheduledOptions {
   readonly managedStorage?: boolean;
   /** Epoch ms on `deps.clock` after which no table is started. */
   readonly startDeadlineMs?: number;
+  /** Epoch ms after which a table's compaction starts no new group (it commits what it did). */
+  readonly workUntilMs?: number;
   readonly onTable?: (r: ScheduledTableResult) => void;
 }
 
@@ -141,7 +143,9 @@ async function maintainOne(
         },
       },
       id,
-      opts.maintenance,
+      opts.workUntilMs === undefined
+        ? opts.maintenance
+        : { ...opts.maintenance, workUntilMs: opts.workUntilMs },
     );
     const condition = await tableCondition(deps.store, await deps.catalog.loadTable(id), opts.maintenance);
     return done({ status: 'maintained', report, condition });

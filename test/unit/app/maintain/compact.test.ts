@@ -205,6 +205,31 @@ describe('compact', () => {
     }
   });
 
+  it('with a deadline, starts no group after it and commits the ones done (at least one)', async () => {
+    const t = await smallLoads(4, 10);
+    try {
+      const base = await t.wh.catalog.loadTable(CLICKS);
+      const read = t.deps().liveRows;
+      // Reading a file takes an hour of the test's clock: the deadline passes during the first group.
+      const slow: typeof read = async (meta, task) => {
+        t.clock.advance(3_600_000);
+        return read(meta, task);
+      };
+      const th = thresholdsFor(base.metadata, { steps: STEPS });
+      const r = await compact(t.deps(), base, th, slow, { workUntilMs: t.clock.nowMs() + 1 });
+      expect(r).toMatchObject({ filesRewritten: 4, filesWritten: 1 });
+      expect(r.notes).toEqual(['time is up: 1 of 2 groups left for the next run']);
+      expect(await dataFileCount(t)).toEqual({ data: 5, deletes: 0 });
+      expect(await idsInTable(duck, t.wh)).toEqual(t.ids);
+      // The next run does the rest.
+      const next = await t.wh.catalog.loadTable(CLICKS);
+      await compact(t.deps(), next, th, read);
+      expect(await dataFileCount(t)).toEqual({ data: 2, deletes: 0 });
+    } finally {
+      t.cleanup();
+    }
+  });
+
   it('leaves a group as it is when its rows cannot be written, and says why', async () => {
     const t = await smallLoads(3, 10);
     try {
