@@ -295,6 +295,9 @@ describe('floe demo', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('every table holds exactly the events sent, each exactly once');
     expect(r.stdout).toMatch(/schema evolved: .*scroll_depth/);
+    // The demo ends by maintaining every table: compacted, one snapshot each, events intact.
+    expect(r.stdout).toMatch(/default\.order_events\s+\d+ → \d+\s/);
+    expect(r.stdout).toContain('every event id is still there exactly once');
     await checkDemo(wh, sentFile, 300);
     // Independently of Floe's scan planner and query engine: walk each table's current snapshot
     // (manifest list → manifests → live files) and let DuckDB read the Parquet files themselves.
@@ -329,7 +332,16 @@ describe('floe demo', () => {
     const injected = /chaos injected: (.*)/.exec(r.stdout)?.[1] ?? '';
     const numbers = [...injected.matchAll(/\d+/g)].map((m) => Number(m[0]));
     expect(numbers.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    expect(r.stdout).toContain('every event id is still there exactly once');
     await checkDemo(wh, sentFile, 400);
+    // What the faults left behind is gone: each table's folder holds what its metadata reaches.
+    const wh2 = fileWarehouse(wh);
+    for (const name of await wh2.catalog.listTables('default')) {
+      const t = await wh2.catalog.loadTable({ namespace: 'default', name });
+      expect(t.metadata.snapshots, name).toHaveLength(1);
+      const data = (await wh2.store.list(`${t.metadata.location}/data`)).length;
+      expect(data, name).toBe((await liveFiles(wh2.store, currentSnapshotOf(t.metadata)!)).length);
+    }
   });
 
   it('refuses a warehouse that already holds tables', async () => {

@@ -16,6 +16,7 @@ import { ErrorKind, FloeError } from '../errors.ts';
 import { currentSchema } from '../iceberg/table-metadata.ts';
 import { Chaos } from '../local/chaos.ts';
 import { LocalStack } from '../local/stack.ts';
+import { maintainDemoTables } from './demo-maintenance.ts';
 import { renderTable } from './format.ts';
 import { generateCommand } from './generate-command.ts';
 import { describeReport, snapshotsReport } from './inspect.ts';
@@ -203,18 +204,9 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
     const rows: string[][] = [];
     try {
       for (const id of await listAllTables(wh)) {
-        const want = (expected.get(id.name) ?? []).sort();
-        const r = await engine.query(`SELECT CAST(event_id AS VARCHAR) AS id FROM "${id.name}"`);
-        const got = r.rows.map((x) => String(x.id)).sort();
-        const same = got.length === want.length && got.every((g, j) => g === want[j]);
-        ok &&= same;
-        rows.push([
-          id.name,
-          String(want.length),
-          String(got.length),
-          String(new Set(got).size),
-          same ? 'ok' : 'MISMATCH',
-        ]);
+        const row = await idCheck(engine, id.name, expected);
+        ok &&= row[4] === 'ok';
+        rows.push(row);
         const q =
           QUERIES[id.name] ??
           `SELECT region, count(*) AS events, min(event_time) AS first, max(event_time) AS last FROM "${id.name}" GROUP BY region ORDER BY region`;
@@ -240,6 +232,22 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
     } finally {
       engine.close();
     }
+    step(
+      'maintaining every table as a deployment does: compaction, manifest rewrite, expiry (newest snapshot kept), orphan files (the stream is stopped; files the ledger names are spared)',
+    );
+    const maintained = await maintainDemoTables(stack, await listAllTables(wh));
+    out(maintained.table);
+    const after = await openQueryEngine(openWarehouse(dir));
+    try {
+      const checks = [];
+      for (const id of await listAllTables(wh)) checks.push(await idCheck(after, id.name, expected));
+      const same =
+        checks.every((r) => r[4] === 'ok') && maintained.reports.every((r) => r.failed.length === 0);
+      ok &&= same;
+      out(`  ${same ? 'every event id is still there exactly once' : 'MISMATCH after maintenance'}`);
+    } finally {
+      after.close();
+    }
     const dead = await stack.deadLetters.list({ limit: 10 });
     for (const d of dead) out(`  dead letter ${d.key} [${d.reason}] ${d.detail}`);
     if (dead.length > 0) ok = false;
@@ -254,6 +262,25 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
     await stack.stop();
   }
   return ok ? 0 : 1;
+}
+
+/** [table, sent, committed, distinct ids, verdict]: the table's event ids against those sent. */
+async function idCheck(
+  engine: Awaited<ReturnType<typeof openQueryEngine>>,
+  table: string,
+  expected: ReadonlyMap<string, string[]>,
+): Promise<string[]> {
+  const want = [...(expected.get(table) ?? [])].sort();
+  const r = await engine.query(`SELECT CAST(event_id AS VARCHAR) AS id FROM "${table}"`);
+  const got = r.rows.map((x) => String(x.id)).sort();
+  const same = got.length === want.length && got.every((g, j) => g === want[j]);
+  return [
+    table,
+    String(want.length),
+    String(got.length),
+    String(new Set(got).size),
+    same ? 'ok' : 'MISMATCH',
+  ];
 }
 
 function fieldIds(fields: readonly { id: number; type: unknown }[]): number[] {
