@@ -2,7 +2,8 @@
  * Consolidated tables, the ride-activity example (shared/seeds: "schema consolidation"): 4 event
  * types × 3 ride types = 12 variants go to ONE table `driver_ride_activity` with the discriminators
  * `event_type` and `ride_type`, the shared fields top-level, and one optional struct per ride type
- * for its own fields. Through `floe load` and through the streaming ingest + committer.
+ * for its own fields. Through `floe load` and through the streaming ingest + committer. Every
+ * warehouse ends valid by the independent Iceberg validator (every snapshot walked).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalObjectStore } from '../../lambdas/src/adapters/local/local-object-store.ts';
@@ -16,6 +17,7 @@ import { Prng } from '../../lambdas/src/sample/prng.ts';
 import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
 import { fileWarehouse, load, sorted, tempDir } from '../helpers/e2e.ts';
 import { batchOf, records, startPipeline } from '../helpers/pipeline.ts';
+import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
 
 const EVENT_TYPES = ['ACCEPTED', 'STARTED', 'COMPLETED', 'CANCELLED'] as const;
 const RIDE_TYPES = ['STANDARD', 'SHARED', 'SCHEDULED'] as const;
@@ -184,6 +186,7 @@ describe('consolidated table: 4 event types × 3 ride types → driver_ride_acti
       'SELECT count(*) AS n, count(premium_ride_attributes) AS p FROM driver_ride_activity',
     );
     expect([Number(rows[0]!.n), Number(rows[0]!.p)]).toEqual([all.length + premium.length, premium.length]);
+    await expectWarehouseValid(wh);
   });
 
   it('streaming ingest + committer: the same table, exactly once', async () => {
@@ -202,6 +205,7 @@ describe('consolidated table: 4 event types × 3 ride types → driver_ride_acti
     expect((await ingestBatch(p.ingestDeps(), batchOf(shard, records(lines, 0)))).skipped).toBe(all.length);
     await commitTable(p.committerDeps(), 'driver_ride_activity');
     await checkTable(p.wh.store, p.wh.catalog, all);
+    await expectWarehouseValid(p.wh);
   });
 });
 
@@ -228,6 +232,7 @@ describe('a consolidation rule with its own namespace', () => {
     });
     const t = await p.wh.catalog.loadTable({ namespace: 'rides', name: 'driver_ride_activity' });
     expect(t.metadata.snapshots.at(-1)?.summary['total-records']).toBe(String(all.length));
+    for (const w of [wh, p.wh]) await expectWarehouseValid(w);
   });
 });
 
@@ -252,5 +257,6 @@ describe('a routing template with a namespace', () => {
     for (const t of r.tables) await commitTable(p.committerDeps(), t.table);
     const acme = await p.wh.catalog.loadTable({ namespace: 'acme', name: 'order_events' });
     expect(acme.metadata.snapshots.at(-1)?.summary['total-records']).toBe('2');
+    for (const w of [wh, p.wh]) await expectWarehouseValid(w);
   });
 });

@@ -1,13 +1,15 @@
 /**
  * Hostile routing values through every naming rule (routing field, explicit table field, template,
  * consolidation variant column): whatever comes in, every table is a legal name inside the
- * warehouse, or the record is a dead letter naming why; nothing is written outside the warehouse.
+ * warehouse, or the record is a dead letter naming why; nothing is written outside the warehouse;
+ * and every table written passes the independent Iceberg validator.
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../lambdas/src/config.ts';
 import { fileWarehouse, load, tempDir } from '../helpers/e2e.ts';
+import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
 
 const HOSTILE = [
   '../x',
@@ -76,6 +78,9 @@ describe('hostile routing values', () => {
         for (const ns of await wh.catalog.listNamespaces()) {
           for (const t of await wh.catalog.listTables(ns)) expect(t).toMatch(/^[a-z0-9_]+$/);
         }
+        // And every table is a valid Iceberg table (independent validator, every snapshot).
+        const reports = await expectWarehouseValid(wh);
+        expect([...reports.values()].reduce((n, r) => n + r.stats.liveRecords, 0n)).toBe(BigInt(landed));
       } finally {
         cleanup();
       }

@@ -5,7 +5,8 @@
  *     `read_parquet(..., schema=map{field id: ...})` with SQL written here, not by lambdas/src/query);
  *  b. icebird over HTTP (version-hint → metadata → Avro manifests → Parquet, all its own code);
  *  c. our query engine (the `floe query` path), which must agree with (a).
- * Every expectation is derived from the generated NDJSON lines.
+ * Every expectation is derived from the generated NDJSON lines, and every table passes the
+ * independent Iceberg validator (every snapshot walked).
  */
 import { join } from 'node:path';
 import { icebergRead } from 'icebird';
@@ -38,6 +39,7 @@ import {
   tempDir,
 } from '../helpers/e2e.ts';
 import { type StaticServer, serveDirectory } from '../helpers/static-server.ts';
+import { expectWarehouseValid, servedFolderIo } from '../helpers/warehouse-validation.ts';
 
 const N = 2000;
 const NS = 'default';
@@ -270,6 +272,12 @@ describe('load v1 then v2, read back with DuckDB directly and with our query eng
       engine.close();
     }
   });
+
+  it('an independent validator accepts every table, every snapshot', async () => {
+    const reports = await expectWarehouseValid(wh);
+    for (const [table, events] of expected)
+      expect(reports.get(`${NS}.${table}`)?.stats.liveRecords, table).toBe(BigInt(events.length));
+  });
 });
 
 function typeOfPath(schema: Schema, path: string): IcebergType | undefined {
@@ -291,14 +299,16 @@ describe('icebird reads a table written with HTTP locations', () => {
   let server: StaticServer;
   let base: string;
   let orders: Json[];
+  let store: LocalObjectStore;
+  let catalog: FileCatalog;
 
   beforeAll(async () => {
     tmp = tempDir();
     server = await serveDirectory(tmp.dir);
     base = `${server.url}/wh`;
     // The server serves tmp.dir at `/`, so `<url>/wh/…` lives in `<tmp>/wh/…`.
-    const store = new LocalObjectStore([{ prefix: base, dir: join(tmp.dir, 'wh') }]);
-    const catalog = new FileCatalog(store, base);
+    store = new LocalObjectStore([{ prefix: base, dir: join(tmp.dir, 'wh') }]);
+    catalog = new FileCatalog(store, base);
     const v1 = generate(1500, 'v1', 303);
     const v2 = generate(1500, 'v2', 404, NOW_MS + 10 * 60_000);
     const r1 = await load({ store, catalog }, [{ name: 'v1', lines: v1.lines }]);
@@ -340,6 +350,13 @@ describe('icebird reads a table written with HTTP locations', () => {
     expect(sorted(set.map((r) => `${r.event_id}|${r.user_agent}`))).toEqual(
       sorted(users.filter((u) => u.user_agent !== undefined).map((u) => `${u.event_id}|${u.user_agent}`)),
     );
+  });
+
+  it('an independent validator accepts every table, every snapshot (HTTP URLs read from the served folder)', async () => {
+    // Mapped as the test's server maps them: `<url>/…` is `<tmp>/…`.
+    const io = servedFolderIo(server.url, tmp.dir);
+    const reports = await expectWarehouseValid({ store, catalog }, { io });
+    expect(reports.get(`${NS}.order_events`)?.stats.liveRecords).toBe(BigInt(orders.length));
   });
 });
 
@@ -454,5 +471,10 @@ describe('nested columns (lists of structs, structs in structs) evolved across l
         meta: JSON.parse(String(r.meta)),
       })),
     ).toEqual([...first, ...second].map(norm));
+  });
+
+  it('an independent validator accepts the table, every snapshot', async () => {
+    const reports = await expectWarehouseValid(wh);
+    expect(reports.get(`${NS}.cart_events`)?.stats).toMatchObject({ snapshots: 2, liveRecords: 3n });
   });
 });

@@ -1,7 +1,8 @@
 /**
  * End to end load semantics through `loadSources` (in process) and, for dead-letter files, the CLI:
  * counts, schema evolution and snapshot lineage, bad input, concurrent writers and long histories.
- * Expectations come from the generated input and from reading metadata/manifests/Parquet directly.
+ * Expectations come from the generated input and from reading metadata/manifests/Parquet directly;
+ * every warehouse a scenario ends with passes the independent Iceberg validator (every snapshot).
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -33,6 +34,7 @@ import {
   type TestWarehouse,
   tempDir,
 } from '../helpers/e2e.ts';
+import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
 
 const exec = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -150,6 +152,7 @@ describe('a. counts: every input record lands, duplicates included, the same in 
         const snap = currentSnapshotOf(await meta(wh, name))!;
         expect(snap.summary['total-records']).toBe(String(n));
       }
+      await expectWarehouseValid(wh);
       results.push(counts);
     }
     expect(results[0]).toEqual(results[1]);
@@ -286,6 +289,11 @@ describe('b. v1 then v2: additive evolution, old files untouched, lineage', () =
       expect(s2.summary['total-records']).toBe(String(n1 + n2));
     }
   });
+
+  it('an independent validator accepts every table, every snapshot', async () => {
+    const reports = await expectWarehouseValid(wh);
+    expect([...reports.keys()].sort()).toEqual([...before.keys()].map((t) => `${NS}.${t}`).sort());
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -379,6 +387,7 @@ describe('c. bad input: every bad line is a dead letter with source, line and re
     expect(orderIds).toEqual(
       sorted(goodEvents.filter((e) => e.event_type === 'ORDER').map((e) => String(e.event_id))),
     );
+    await expectWarehouseValid(wh);
   });
 
   it('a later load whose values cannot join the existing column is dead-lettered; compatible records still land', async () => {
@@ -394,6 +403,7 @@ describe('c. bad input: every bad line is a dead letter with source, line and re
     const { dead } = await load(wh, [{ name: 'second', lines }]);
     expect(dead.map((d) => [d.line, d.reason])).toEqual([[2, DeadLetterReason.TypeConflict]]);
     expect((await rowCounts(wh)).order_events).toBe(before + 2);
+    await expectWarehouseValid(wh);
   });
 
   // A batch that conflicts is screened record by record against the table's schema first, so an
@@ -409,6 +419,7 @@ describe('c. bad input: every bad line is a dead letter with source, line and re
     const { dead } = await load(wh, [{ name: 'second', lines }]);
     expect(dead.map((d) => [d.line, d.reason])).toEqual([[1, DeadLetterReason.TypeConflict]]);
     expect((await rowCounts(wh)).order_events).toBe(before + 1);
+    await expectWarehouseValid(wh);
   });
 
   // A record with no typed field (`{}`, `{"note":null}`) bound for a table that does not exist has
@@ -423,6 +434,7 @@ describe('c. bad input: every bad line is a dead letter with source, line and re
     const { dead } = await load(wh, [{ name: 'empty', lines }]);
     expect(dead.map((d) => d.line)).toEqual([2]);
     expect(await rowCounts(wh)).toMatchObject({ order_events: 1, user_events: 1 });
+    await expectWarehouseValid(wh);
   });
 
   it('via the CLI: the dead-letter file holds one JSON line per rejected line, with reason, line and the raw text byte for byte', async () => {
@@ -479,6 +491,7 @@ describe('c. bad input: every bad line is a dead letter with source, line and re
       total += Number((cur.summary as Json)['total-records']);
     }
     expect(total).toBe(goodCount);
+    await expectWarehouseValid(fileWarehouse(wh));
   });
 });
 
@@ -526,6 +539,7 @@ describe('d. concurrent writers', () => {
       /\/snap-[^/]*\.avro$/.test(p),
     );
     expect(sorted(lists)).toEqual(sorted(m.snapshots.map((s) => s['manifest-list']!)));
+    await expectWarehouseValid(wh);
   }
 
   it('two loads racing on the same table both commit (one retries) and the table holds the sum', async () => {
@@ -650,6 +664,7 @@ describe('e. a long history: 120 small appends', () => {
     expect(await eventIds(wh, 'order_events')).toEqual(
       sorted(sent.map((l) => String((JSON.parse(l) as Json).event_id))),
     );
+    await expectWarehouseValid(wh);
   });
 });
 
@@ -692,6 +707,7 @@ describe('type-conflict policy', () => {
           expect(summary['total-records']).toBe('1');
           expect(summary['floe.coerced']).toBeUndefined();
         }
+        await expectWarehouseValid(wh);
       }
     } finally {
       cleanup();

@@ -3,7 +3,8 @@
  * invoking the real ingest handler, the committer on an interval) and `floe send` of an NDJSON
  * file drawn from the shape fuzzer's grammar (fixed seed). Every line must end as exactly one
  * row — holding exactly the model's values, read back by DuckDB and hyparquet — or one dead
- * letter with a reason the model can justify (test/fuzz/harness.ts), and no table may fail.
+ * letter with a reason the model can justify (test/fuzz/harness.ts), no table may fail, and every
+ * table passes the independent Iceberg validator (every snapshot walked).
  */
 
 import { writeFileSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { openWarehouse } from '../../lambdas/src/cli/warehouse.ts';
 import { FuzzStats, outcomeOf, violations } from '../fuzz/harness.ts';
 import { type FuzzLine, sequenceArb } from '../fuzz/json-shapes.ts';
 import { type Duck, openDuck, tempDir } from '../helpers/e2e.ts';
+import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
 
 let duck: Duck;
 beforeAll(async () => {
@@ -104,6 +106,10 @@ describe('floe local up + floe send: a messy file', () => {
         log.some((l) => /failed/i.test(l)),
         log.join('\n'),
       ).toBe(false);
+      // The end state, once the committer has stopped: every table passes the independent validator.
+      stop();
+      await running;
+      await expectWarehouseValid(openWarehouse(dir));
     } finally {
       stop();
       await running;

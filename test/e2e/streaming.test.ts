@@ -6,8 +6,9 @@
  * runs on an interval, sometimes twice at once; the ledger and lock live in dynalite. Faults are
  * injected at seeded random points (ingest crashes before and after the ledger entry, failed file
  * writes, committer crashes before and after the catalog swap). Afterwards every table holds
- * exactly the events sent (multiset of event ids), the schemas evolved, and DuckDB and icebird
- * (over HTTP) read the result.
+ * exactly the events sent (multiset of event ids), the schemas evolved, every table passes the
+ * independent Iceberg validator (every snapshot walked), and DuckDB and icebird (over HTTP) read
+ * the result.
  */
 import { join } from 'node:path';
 import { icebergRead } from 'icebird';
@@ -33,6 +34,7 @@ import {
   tempDir,
 } from '../helpers/e2e.ts';
 import { type StaticServer, serveDirectory } from '../helpers/static-server.ts';
+import { expectWarehouseValid, servedFolderIo } from '../helpers/warehouse-validation.ts';
 import { avscEncode, clickEvent, orderV1, orderV2 } from '../unit/records/avro-sample-schemas.ts';
 
 const NS = 'default';
@@ -273,6 +275,14 @@ describe('kinesalite → ingest handler → committer, with faults', () => {
       }
     }
     expect(await stack.ledger.tablesWithStagedWork()).toEqual([]);
+  });
+
+  it('an independent validator accepts every table, every snapshot (HTTP locations read from the served folder)', async () => {
+    // Mapped as the test's server maps them: `<url>/…` is `<tmp>/…`.
+    const reports = await expectWarehouseValid(stack, { io: servedFolderIo(server.url, tmp.dir) });
+    expect([...reports.keys()].sort()).toEqual([...expected.keys()].map((t) => `${NS}.${t}`).sort());
+    for (const [table, ids] of expected)
+      expect(reports.get(`${NS}.${table}`)?.stats.liveRecords, table).toBe(BigInt(ids.length));
   });
 
   it('schemas evolved: v2 JSON columns and the second Avro order version were added', async () => {

@@ -5,6 +5,7 @@
  * field id — and every row, old and new, reads back exactly: with DuckDB's `read_parquet` by
  * field id straight from the data files, and through Floe's own query engine (`floe query`).
  * Values that fit add no schema. A dead-lettered record never changes the table's schema or spec.
+ * Every table a scenario ends with passes the independent Iceberg validator (every snapshot).
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -37,6 +38,7 @@ import {
 } from '../helpers/e2e.ts';
 import { FIXTURES_ROOT } from '../helpers/fixtures.ts';
 import { copyTableInto, queryWarehouseTable } from '../helpers/warehouse-copy.ts';
+import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
 
 const exec = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -214,6 +216,7 @@ describe.each([
       { event_id: 'o4', q: '3000000000', t: 'BIGINT' },
       { event_id: 'o5', q: '5', t: 'BIGINT' },
     ]);
+    await expectWarehouseValid(wh);
   });
 
   it('float → double and decimal(9,2) → decimal(12,2), in one new schema', async () => {
@@ -272,6 +275,7 @@ describe.each([
       ['o3', 1e39, '1234567890.12', 'DOUBLE', 'DECIMAL(12,2)'],
       ['o4', -2.25, '-0.01', 'DOUBLE', 'DECIMAL(12,2)'],
     ]);
+    await expectWarehouseValid(wh);
   });
 
   it('a long hint promotes an int column even when the values fit', async () => {
@@ -282,6 +286,7 @@ describe.each([
       [path, [`promoted column ${T}.qty from int to long`]],
     ]);
     expect(column(await meta(wh), 'qty')?.type).toBe('long');
+    await expectWarehouseValid(wh);
   });
 });
 
@@ -318,6 +323,7 @@ describe.each([true, false])('a dead-lettered record never changes the table (fa
       { event_id: 'o1', qty: '7', amount: '12.50' },
       { event_id: 'o2', qty: '8', amount: '3.25' },
     ]);
+    await expectWarehouseValid(wh);
   });
 
   it('a new table is created without the columns only a dead letter had', async () => {
@@ -332,6 +338,7 @@ describe.each([true, false])('a dead-lettered record never changes the table (fa
     expect(currentSchema(m).fields.map((f) => f.name)).toEqual(['event_type', 'event_id', 'amount']);
     expect(m.schemas).toHaveLength(1);
     expect(defaultSpec(m).fields).toEqual([]);
+    await expectWarehouseValid(wh);
   });
 });
 
@@ -392,5 +399,7 @@ describe('a table another engine wrote (Spark: id int bucketed, price decimal(10
         .map(key)
         .sort(),
     );
+    // The Spark-written files and Floe's appended ones: the fixture README lists no defect.
+    await expectWarehouseValid(openWarehouse(whDir));
   });
 });

@@ -8,7 +8,10 @@
  * Properties, per sequence: no table-level failure; every line is exactly one of a row (in the
  * table its route names, read back with exactly the model's values by DuckDB and by hyparquet) or
  * a dead letter; a dead letter's reason is one the model can justify (a malformed line, or a value
- * the table — or any table — cannot hold exactly); never `write-failed` (each is a bug).
+ * the table — or any table — cannot hold exactly); never `write-failed` (each is a bug); and every
+ * table passes the independent Iceberg validator (test/helpers/iceberg-validator.ts), every
+ * snapshot walked — after every streaming sequence, and after one `floe load` sequence in
+ * `VALIDATE_LOAD_EVERY` (chosen by the sequence's text, so a replay validates the same ones).
  */
 import { readFileSync } from 'node:fs';
 import { fixedClock, seededIds } from '../../lambdas/src/adapters/local/system-clock.ts';
@@ -27,6 +30,7 @@ import {
   tempDir,
 } from '../helpers/e2e.ts';
 import { batchOf, records, startPipeline } from '../helpers/pipeline.ts';
+import { validateWarehouse } from '../helpers/warehouse-validation.ts';
 import type { FuzzLine } from './json-shapes.ts';
 import {
   type Canon,
@@ -52,6 +56,8 @@ export interface Outcome {
   readonly failures: string[];
   /** Rows the two readers disagree on. */
   readonly readerDiffs: string[];
+  /** Problems the independent Iceberg validator finds in the tables (must be none). */
+  readonly invalid: string[];
 }
 
 const NS = 'default';
@@ -92,6 +98,7 @@ export async function runLoad(duck: Duck, lines: readonly FuzzLine[], fastPath: 
     for (const f of report.failures) out.failures.push(`table ${f.table}: ${errText(f.error)}`);
     for (const d of dead) addDead(out, fidOfLine(lines, d.line), d.reason, d.detail);
     await readTables(duck, wh, out);
+    if (validatesLoad(lines)) await validateTables(wh, out);
     return out;
   } finally {
     tmp.cleanup();
@@ -135,6 +142,7 @@ export async function runStreaming(
       addDead(out, fid ?? -1, d.reason, d.detail);
     }
     await readTables(duck, p.wh, out);
+    await validateTables(p.wh, out);
     return out;
   } finally {
     tmp.cleanup();
@@ -201,6 +209,32 @@ async function readTables(
   }
 }
 
+/** The independent Iceberg validator over every table, every snapshot walked. */
+async function validateTables(wh: Pick<TestWarehouse, 'store' | 'catalog'>, out: Outcome): Promise<void> {
+  out.invalid.push(...(await validateWarehouse(wh, { snapshots: 'all' })).problems);
+}
+
+/**
+ * One `floe load` sequence in this many is validated (`FLOE_FUZZ_VALIDATE_EVERY=1`: all of them).
+ * A load sequence takes ~30 ms and its validation ~7 ms (metadata JSON, manifest list, manifest
+ * and Parquet footers of every table; a load makes one snapshot, so `current` would save
+ * nothing): validating all would make the 600-run suite ~25 % slower, one in three ~8 %.
+ * Streaming sequences (several commits, so several snapshots) cost far more to run and are all
+ * validated.
+ */
+export const VALIDATE_LOAD_EVERY = Math.max(1, Number(process.env.FLOE_FUZZ_VALIDATE_EVERY ?? 3));
+
+/**
+ * Whether `runLoad` validates this sequence: by a hash of its text, so a replay (and each shrink
+ * step, for its own text) decides the same way every time.
+ */
+export function validatesLoad(lines: readonly FuzzLine[]): boolean {
+  let h = 0x811c9dc5; // FNV-1a over the UTF-16 code units
+  for (const l of lines)
+    for (let i = 0; i < l.text.length; i++) h = Math.imul(h ^ l.text.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % VALIDATE_LOAD_EVERY === 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Checking
 
@@ -213,6 +247,7 @@ export function violations(
   const v: string[] = [
     ...out.failures.map((f) => `table-level failure: ${f}`),
     ...out.readerDiffs.map((d) => `readers disagree: ${d}`),
+    ...out.invalid.map((p) => `invalid Iceberg table: ${p}`),
   ];
   const fids = new Set(lines.map((l) => l.fid));
   for (const fid of out.rows.keys()) if (!fids.has(fid)) v.push(`a row with fid ${fid} that was never sent`);
@@ -269,7 +304,14 @@ export function violations(
 // ---------------------------------------------------------------------------------------------
 
 function emptyOutcome(): Outcome {
-  return { rows: new Map(), dead: new Map(), schemas: new Map(), failures: [], readerDiffs: [] };
+  return {
+    rows: new Map(),
+    dead: new Map(),
+    schemas: new Map(),
+    failures: [],
+    readerDiffs: [],
+    invalid: [],
+  };
 }
 
 function addDead(out: Outcome, fid: number, reason: string, detail: string): void {

@@ -4,7 +4,8 @@
  * Every scenario ends with a clean committer run and the same checks (`settle`): each table holds
  * exactly the produced records (sorted multiset of event ids, read back through DuckDB), no data
  * file twice, every file the table references exists, no ledger entry is left staged, and each
- * table's watermark equals the end of its ledger chain on every shard.
+ * table's watermark equals the end of its ledger chain on every shard, and every table passes the
+ * independent Iceberg validator with every snapshot walked.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -36,6 +37,7 @@ import {
 } from '../helpers/e2e.ts';
 import { type FaultRule, Faults, gate, ManualClock, type Port, Rng } from '../helpers/faults.ts';
 import { batchOf, committedIds, type Pipeline, records, startPipeline } from '../helpers/pipeline.ts';
+import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
 
 let dynamo: LocalDynamo;
 const dirs: (() => void)[] = [];
@@ -296,6 +298,9 @@ async function settle(
     );
   }
   expect(await committedIds(p)).toEqual(expected);
+  // And every table passes the independent Iceberg validator, every snapshot walked.
+  const reports = await expectWarehouseValid(p.wh);
+  expect([...reports.keys()]).toEqual(tables.map((t) => `${NS}.${t}`));
   return unreferenced;
 }
 

@@ -7,7 +7,8 @@
  * crashes a committer right after its catalog swap (before the ledger is marked), so the next run
  * has only the watermark to tell it those entries are in the table, and ends with the
  * exactly-once checks: event ids per table equal what was sent, no data file twice, every
- * referenced file present, every ledger entry committed, and the watermark at each chain's end.
+ * referenced file present, every ledger entry committed, the watermark at each chain's end, and
+ * every table valid by the independent Iceberg validator (every snapshot walked).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +49,7 @@ import {
 import { Faults, ManualClock } from '../helpers/faults.ts';
 import { batchOf, committedIds, type Pipeline, records, startPipeline } from '../helpers/pipeline.ts';
 import { deleteUnreferenced, reachableFiles } from '../helpers/unreferenced-files.ts';
+import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
 
 let dynamo: LocalDynamo;
 const cleanups: (() => void)[] = [];
@@ -258,6 +260,8 @@ async function expectExactlyOnce(p: Pipeline, expected: Map<string, string[]>, s
     }
   }
   expect(await committedIds(p)).toEqual(expected);
+  // And every table passes the independent Iceberg validator, every snapshot walked.
+  await expectWarehouseValid(p.wh);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -41,11 +41,14 @@ const DECIMAL = /^\d+$/;
 const MIB = 1024 * 1024;
 
 /**
- * Compaction decodes rows in memory at ~16 × their Parquet size (bench/maintenance.ts: 64 MiB of
- * input ≈ 1 GiB); a quarter of the function's memory stays for the runtime and the output.
+ * Compaction holds a bin's rows decoded: bench/compact-memory.ts measured 37–54 MiB of RSS per MiB
+ * of zstd Parquet input (better-compressed data needs more); a quarter of the function's memory
+ * stays for the runtime.
  */
+export const RSS_PER_INPUT_BYTE = 56;
+
 export function maxBinBytesFor(memoryMb: number): number {
-  return Math.max(8 * MIB, Math.floor((memoryMb * MIB * 0.75) / 16));
+  return Math.max(8 * MIB, Math.floor((memoryMb * MIB * 0.75) / RSS_PER_INPUT_BYTE));
 }
 
 export function readMaintenanceEnv(

@@ -67,8 +67,11 @@ const JAVA_TARGET_FILE_SIZE = 512 * 1024 * 1024;
 const JAVA_MANIFEST_TARGET = 8 * 1024 * 1024;
 /** Java `DeleteOrphanFiles`' default: files younger than 3 days are never deleted. */
 const ORPHAN_AGE_MS = 3 * DAY_MS;
-/** Input per output file when nothing says otherwise: ~1 GiB of memory at worst, measured (bench/maintenance.ts). */
-export const DEFAULT_MAX_BIN_BYTES = 64 * 1024 * 1024;
+/**
+ * Input per output file when nothing says otherwise. Decoded rows take ~40–54 × their Parquet size
+ * in RSS (bench/compact-memory.ts), so 16 MiB of input peaks near 1 GiB.
+ */
+export const DEFAULT_MAX_BIN_BYTES = 16 * 1024 * 1024;
 
 export function thresholdsFor(meta: TableMetadata, opts: MaintenanceOptions): Thresholds {
   const p = meta.properties;
