@@ -14,9 +14,11 @@
  *   maintenance  "a month in minutes": 2,000 one-minute commits with and    bench/maintenance.ts
  *              without hourly maintenance (commit time, metadata.json size, query before / after
  *              compaction, compaction memory) (issue 12); ~4 min, so not in the default set
+ *   upsert     200,000 change records in 20 loads into a plain and an      bench/upsert.ts
+ *              upsert table (records/s, files, query before / after compaction) (issue 13)
  *
- * BENCH_ONLY=load|ingest|committer|startup|wide|maintenance (comma-separated; default all but
- * maintenance; `all` for every one). Sizes: see bench/README.md.
+ * BENCH_ONLY=load|ingest|committer|startup|wide|maintenance|upsert (comma-separated; default all
+ * but maintenance; `all` for every one). Sizes: see bench/README.md.
  */
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,10 +28,11 @@ import { benchLoad } from './load.ts';
 import { benchMaintenance } from './maintenance.ts';
 import { benchStartup } from './startup.ts';
 import { benchCommitHistory, benchCommitTables, benchIngest } from './streaming.ts';
+import { benchUpsert } from './upsert.ts';
 import { benchWide } from './wide.ts';
 import { startDynalite } from './wiring.ts';
 
-const ALL = ['load', 'ingest', 'committer', 'startup', 'wide', 'maintenance'] as const;
+const ALL = ['load', 'ingest', 'committer', 'startup', 'wide', 'maintenance', 'upsert'] as const;
 /** `npm run bench` without BENCH_ONLY: the month of maintenance takes ~4 min on its own. */
 const DEFAULT = ALL.filter((b) => b !== 'maintenance');
 const chosen =
@@ -64,6 +67,7 @@ async function main() {
     if (only.includes('startup')) rows.push(...(await benchStartup(work)));
     if (only.includes('wide')) rows.push(...(await benchWide(work)));
     if (only.includes('maintenance')) rows.push(...(await benchMaintenance(work)));
+    if (only.includes('upsert')) rows.push(...(await benchUpsert(work)));
   } finally {
     if (process.env.BENCH_KEEP === '1') console.log(`\nkept ${work}`);
     else await fs.rm(work, { recursive: true, force: true });

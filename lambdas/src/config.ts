@@ -19,6 +19,7 @@ import {
 } from './iceberg/transform.ts';
 import { isPrimitive, parsePrimitive, type StructType } from './iceberg/types.ts';
 import type { TableIdentifier } from './ports/catalog.ts';
+import type { UpsertSpec } from './records/change-event.ts';
 import type { ConsolidationRule } from './routing/consolidate.ts';
 import { DEFAULT_ROUTING, parseTemplate, type RoutingConfig, splitNamespace } from './routing/route.ts';
 import { isLegalTableName } from './routing/table-name.ts';
@@ -147,6 +148,11 @@ export interface FloeConfig {
    * `coerce` (converted to the column's type when lossless, the conversion recorded); per table.
    */
   readonly typeConflict: TypeConflictConfig;
+  /**
+   * Upsert tables by routing key (`name` or `namespace.name`): rows identified by `key`, changed by
+   * each record's operation (records/change-event.ts); absent when none is configured.
+   */
+  readonly upsert?: Readonly<Record<string, UpsertSpec>>;
 }
 
 export type TypeConflictPolicy = 'dead-letter' | 'coerce';
@@ -208,6 +214,7 @@ const TOP_KEYS = [
   'guards',
   'consolidate',
   'typeConflict',
+  'upsert',
 ] as const;
 const FIELD_RULE_KEYS = ['keep', 'drop', 'only'] as const;
 const FIELDS_KEYS = [...FIELD_RULE_KEYS, 'tables'] as const;
@@ -350,7 +357,49 @@ export function parseConfig(json: unknown): FloeConfig {
     limits: { ...DEFAULT_LIMITS, ...definedOnly(guards ?? {}, LIMIT_KEYS) },
     ...optional('consolidate', parseConsolidate(root.consolidate)),
     typeConflict: parseTypeConflict(root.typeConflict),
+    ...optional('upsert', parseUpsert(root.upsert)),
   };
+}
+
+const UPSERT_KEYS = ['key', 'operationField', 'envelope'] as const;
+
+function parseUpsert(v: unknown): Record<string, UpsertSpec> | undefined {
+  if (v === undefined) return undefined;
+  const out: Record<string, UpsertSpec> = Object.create(null);
+  for (const [table, raw] of Object.entries(objectAt('upsert', v))) {
+    const key = `upsert.${table}`;
+    const parts = table.split('.');
+    if (parts.length > 2 || !parts.every((p) => isLegalTableName(p, 252)))
+      invalid('upsert', `'${table}' is not a table name (name or namespace.name of [a-z0-9_])`, table);
+    const o = objectAt(key, raw, UPSERT_KEYS);
+    if (o.key === undefined) invalid(`${key}.key`, 'is required (the fields that identify a row)', o.key);
+    const keyPaths = stringListAt(`${key}.key`, o.key).map((p, i) => dottedPathAt(`${key}.key[${i}]`, p));
+    if (keyPaths.length === 0) invalid(`${key}.key`, 'expected at least one field path', o.key);
+    if (new Set(keyPaths).size !== keyPaths.length) invalid(`${key}.key`, 'lists a field twice', o.key);
+    if (o.envelope !== undefined && o.envelope !== 'debezium')
+      invalid(`${key}.envelope`, "expected 'debezium'", o.envelope);
+    if (o.envelope !== undefined && o.operationField !== undefined)
+      invalid(
+        `${key}.operationField`,
+        "not with envelope 'debezium' (its 'op' is the operation)",
+        o.operationField,
+      );
+    out[table] = {
+      key: keyPaths,
+      ...(o.operationField === undefined
+        ? {}
+        : { operationField: stringAt(`${key}.operationField`, o.operationField) }),
+      ...(o.envelope === undefined ? {} : { envelope: 'debezium' as const }),
+    };
+  }
+  return Object.keys(out).length === 0 ? undefined : out;
+}
+
+/** The upsert spec of the table a routing key names (by `namespace.name`, then by name). */
+export function upsertFor(config: FloeConfig, table: string): UpsertSpec | undefined {
+  const u = config.upsert;
+  if (u === undefined) return undefined;
+  return ownEntry(u, table) ?? ownEntry(u, bareTableName(table));
 }
 
 function optional<K extends string, V>(key: K, v: V | undefined): { [P in K]?: V } {

@@ -267,6 +267,65 @@ describe('floe demo', () => {
     return out;
   }
 
+  /**
+   * The demo's change events (Debezium envelopes, in the order sent) folded here, independently of
+   * Floe, into the last row of each key; and what the stream exercised.
+   */
+  function expectedCustomers(wh: string) {
+    const changes = readFileSync(join(wh, '_floe', 'demo-cdc-sent.ndjson'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Json);
+    const rows = new Map<string, Json>();
+    const seen = new Set<string>();
+    let updates = 0;
+    let deletes = 0;
+    let reinserts = 0;
+    let repeatedUpdates = 0;
+    let previous = '';
+    for (const c of changes) {
+      const image = (c.op === 'd' ? c.before : c.after) as Json;
+      const id = String(image.id);
+      if (c.op === 'd') {
+        deletes++;
+        rows.delete(id);
+      } else {
+        if (c.op === 'u') updates++;
+        else if (seen.has(id)) reinserts++;
+        rows.set(id, image);
+      }
+      // The same key updated again by the very next change: both in one batch, one commit.
+      if (c.op === 'u' && previous === `u ${id}`) repeatedUpdates++;
+      previous = `${String(c.op)} ${id}`;
+      seen.add(id);
+    }
+    return { changes, keys: seen.size, updates, deletes, reinserts, repeatedUpdates, rows };
+  }
+
+  /** The customers upsert table (read with `floe query`) holds the last state of every key sent. */
+  async function checkCustomers(wh: string, stdout: string) {
+    const want = expectedCustomers(wh);
+    expect(want.updates).toBeGreaterThan(0);
+    expect(want.deletes).toBeGreaterThan(0);
+    expect(want.reinserts).toBeGreaterThan(0);
+    expect(want.repeatedUpdates).toBeGreaterThan(0);
+    expect(want.rows.size).toBeLessThan(want.keys);
+    const line = `${want.keys} keys, ${want.updates} updates, ${want.deletes} deletes, ${want.reinserts} re-inserts after delete → ${want.rows.size} rows, matches the change stream`;
+    expect(stdout).toContain(`customers (CDC): ${line}`);
+    expect(stdout).toContain(`customers (CDC) after compaction: ${line}`);
+    const columns = ['id', 'name', 'email', 'tier', 'region', 'revision'];
+    const q = await floe('query', '--json', '-w', wh, `select ${columns.join(', ')} from customers`);
+    expect(q.code, q.stderr).toBe(0);
+    const got = q.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Json)
+      .map((r) => JSON.stringify(columns.map((c) => String(r[c]))));
+    expect(sorted(got)).toEqual(
+      sorted([...want.rows.values()].map((r) => JSON.stringify(columns.map((c) => String(r[c]))))),
+    );
+  }
+
   async function checkDemo(wh: string, sentFile: string, n: number) {
     const sent = readFileSync(sentFile, 'utf8')
       .trimEnd()
@@ -274,7 +333,7 @@ describe('floe demo', () => {
       .map((l) => JSON.parse(l) as Json);
     expect(sent).toHaveLength(2 * n + Math.ceil(n / 2));
     const byTable = expectedTables(sent, 2 * n);
-    expect(readdirSync(join(wh, 'default')).sort()).toEqual([...byTable.keys()].sort());
+    expect(readdirSync(join(wh, 'default')).sort()).toEqual([...byTable.keys(), 'customers'].sort());
     // Every table's event ids, queried through the CLI, equal what was sent (duplicates included).
     for (const [t, ids] of byTable) {
       const q = await floe('query', '--json', '-w', wh, `select event_id from ${t}`);
@@ -299,6 +358,7 @@ describe('floe demo', () => {
     expect(r.stdout).toMatch(/default\.order_events\s+\d+ → \d+\s/);
     expect(r.stdout).toContain('every event id is still there exactly once');
     await checkDemo(wh, sentFile, 300);
+    await checkCustomers(wh, r.stdout);
     // Independently of Floe's scan planner and query engine: walk each table's current snapshot
     // (manifest list → manifests → live files) and let DuckDB read the Parquet files themselves.
     const sent = readFileSync(sentFile, 'utf8')
@@ -334,6 +394,7 @@ describe('floe demo', () => {
     expect(numbers.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     expect(r.stdout).toContain('every event id is still there exactly once');
     await checkDemo(wh, sentFile, 400);
+    await checkCustomers(wh, r.stdout);
     // What the faults left behind is gone: each table's folder holds what its metadata reaches.
     const wh2 = fileWarehouse(wh);
     for (const name of await wh2.catalog.listTables('default')) {

@@ -96,6 +96,42 @@ const MANY: readonly Line[] = Array.from({ length: 1234 }, (_, i) =>
   i % 3 === 0 ? text(`{"n":${i % 40}}`, HASH) : text(`{"id":"m-${i % 50}","i":${i}}`, `m-${i % 50}`),
 );
 
+/**
+ * Debezium change events, with `--partition-key-field after.id,before.id`: a create or update is
+ * keyed by `after`, a delete by `before`; what has neither falls back to the hash.
+ */
+const CDC: readonly Line[] = [
+  text('{"op":"c","before":null,"after":{"id":1,"name":"a"},"source":{"table":"customers"}}', '1'),
+  text('{"op":"u","before":{"id":1,"name":"a"},"after":{"id":1,"name":"b"}}', '1'),
+  text('{"op":"d","before":{"id":1,"name":"b"},"after":null}', '1'),
+  text('{"op":"c","before":null,"after":{"id":"k-ü"}}', 'k-ü'),
+  text('{"op":"r","before":null,"after":{"id":12345678901234567890123}}', '12345678901234567890123'),
+  text('{"op":"d","before":{"id":""},"after":null}', HASH),
+  text('{"op":"u","before":{"id":7},"after":{"id":{"nested":1}}}', '7'),
+  text('{"after.id":"flat","after":{"id":5}}', 'flat'),
+  // Kafka Connect's wrapped form is not among these candidates (see PAYLOAD).
+  text('{"schema":{},"payload":{"op":"c","before":null,"after":{"id":3}}}', HASH),
+  text('{"op":"t","before":null,"after":null}', HASH),
+  text('{"id":6}', HASH),
+  text('{not json', HASH),
+  text('', BLANK),
+  // Keys changed over and over: all of a key's changes must reach one shard, in order.
+  ...Array.from({ length: 400 }, (_, i) => {
+    const id = `c-${(i * 7) % 23}`;
+    return i % 5 === 4
+      ? text(`{"op":"d","before":{"id":"${id}","seq":${i}},"after":null}`, id)
+      : text(`{"op":"u","before":null,"after":{"id":"${id}","seq":${i}}}`, id);
+  }),
+];
+
+/** The same in Kafka Connect's `{schema, payload}` form, with `payload.after.id,payload.before.id`. */
+const PAYLOAD: readonly Line[] = [
+  text('{"schema":{"type":"struct"},"payload":{"op":"c","before":null,"after":{"id":3}}}', '3'),
+  text('{"schema":{"type":"struct"},"payload":{"op":"d","before":{"id":3},"after":null}}', '3'),
+  text('{"op":"c","before":null,"after":{"id":4}}', HASH),
+  text('{"payload":{"after":{"id":"no-schema"}}}', 'no-schema'),
+];
+
 function writeLines(name: string, lines: readonly Line[]): string {
   const path = join(tmp.dir, name);
   writeFileSync(path, Buffer.concat(lines.flatMap((l) => [l.bytes, Buffer.from(l.eol ?? '\n')])));
@@ -286,6 +322,57 @@ describe('floe send (runner)', () => {
   });
 });
 
+describe('floe send --partition-key-field with paths and candidates', () => {
+  it('keys Debezium envelopes by after.id, else before.id: every change of a key on one shard, in order', async () => {
+    const stream = 'send-cdc';
+    await createStream(kinesis.client, stream, 4);
+    const cdc = writeLines('cdc.ndjson', CDC);
+    const report = await sendCommand(
+      [cdc],
+      { stream, partitionKeyField: 'after.id,before.id', quiet: true },
+      () => undefined,
+      { client: kinesis.client, err: () => undefined },
+    );
+    expect(report.exitCode).toBe(0);
+    expect(await streamContent(kinesis.client, stream)).toEqual(expectedRecords(CDC));
+
+    // Read back per shard in sequence order: each key's `seq` values on one shard, ascending.
+    const records = await readStream(kinesis.client, stream);
+    const shardsOf = new Map<string, Set<string>>();
+    const seqsOf = new Map<string, number[]>();
+    for (const r of records) {
+      const m = /"id":"(c-\d+)","seq":(\d+)/.exec(Buffer.from(r.data).toString('utf8'));
+      if (!m) continue;
+      expect(r.partitionKey).toBe(m[1]);
+      shardsOf.set(m[1]!, (shardsOf.get(m[1]!) ?? new Set()).add(r.shardId));
+      seqsOf.set(m[1]!, [...(seqsOf.get(m[1]!) ?? []), Number(m[2])]);
+    }
+    expect(shardsOf.size).toBe(23);
+    expect(new Set([...shardsOf.values()].flatMap((s) => [...s])).size).toBeGreaterThan(1);
+    for (const [id, shards] of shardsOf) {
+      expect(shards.size, id).toBe(1);
+      const seqs = seqsOf.get(id)!;
+      expect(seqs, id).toEqual([...seqs].sort((a, b) => a - b));
+    }
+  });
+
+  it('refuses an empty candidate before sending anything', async () => {
+    const stream = 'send-bad-candidates';
+    await createStream(kinesis.client, stream, 1);
+    const file = writeLines('bad-candidates.ndjson', CDC.slice(0, 3));
+    for (const spec of ['after.id,,before.id', 'after.id,', ',id']) {
+      const failure = await sendCommand([file], { stream, partitionKeyField: spec }, () => undefined, {
+        client: kinesis.client,
+        err: () => undefined,
+      }).catch((e: unknown) => e);
+      expect(failure, spec).toBeInstanceOf(FloeError);
+      expect(failure, spec).toMatchObject({ kind: ErrorKind.ConfigInvalid });
+      expect((failure as Error).message).toContain(`--partition-key-field '${spec}' has an empty field name`);
+    }
+    expect(await readStream(kinesis.client, stream)).toEqual([]);
+  });
+});
+
 describe('floe send (the real command)', () => {
   it('node bin/floe.mjs send: same records and keys as the runner, skipped lines named on stderr, exit code 3', async () => {
     const stream = 'send-binary';
@@ -311,6 +398,20 @@ describe('floe send (the real command)', () => {
     expect(await streamContent(kinesis.client, stream)).toEqual(expectedRecords(MIXED, MANY));
   });
 
+  it('node bin/floe.mjs send --partition-key-field payload.after.id,payload.before.id: wrapped envelopes keyed by their row key; an empty candidate is one clear error', async () => {
+    const stream = 'send-binary-payload';
+    await createStream(kinesis.client, stream, 2);
+    const file = writeLines('payload.ndjson', PAYLOAD);
+    const args = ['send', file, '--endpoint', kinesis.endpoint, '--region', 'us-east-1', '--stream', stream];
+    const r = await floe(...args, '--partition-key-field', 'payload.after.id,payload.before.id');
+    expect(r.code, r.stderr).toBe(0);
+    expect(await streamContent(kinesis.client, stream)).toEqual(expectedRecords(PAYLOAD));
+    const bad = await floe(...args, '--partition-key-field', 'payload.after.id,');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^floe: --partition-key-field 'payload\.after\.id,' has an empty field name/m);
+    expect(await streamContent(kinesis.client, stream)).toEqual(expectedRecords(PAYLOAD));
+  });
+
   it("defaults to `floe local up`'s stream, exits 0 when every line was sent, and documents itself", async () => {
     await createStream(kinesis.client, DEFAULT_STREAM, 1);
     const file = writeLines('clean.ndjson', MANY.slice(0, 300));
@@ -323,6 +424,7 @@ describe('floe send (the real command)', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: floe send \[options\] <files\.\.\.>/m);
     expect(help.stdout).toContain('--partition-key-field');
+    expect(help.stdout).toContain('after.id,before.id');
     expect(help.stdout).toContain('Examples:');
     expect(help.stdout).toContain(`${EXIT_LINES_SKIPPED} some lines skipped`);
   });

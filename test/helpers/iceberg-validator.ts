@@ -10,6 +10,9 @@
  *
  * Every problem has a stable `code`; `knownDefects` lists codes to ignore for fixtures that are
  * known to be broken (they are reported under `ignored` instead).
+ *
+ * The live rows of a snapshot with its deletes applied: `readTableRows` in iceberg-rows.ts, which
+ * reuses the manifest decoding exported here.
  */
 import { promises as fs } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -126,7 +129,7 @@ function defaultResolve(uri: string): string {
 
 type Json = Record<string, unknown>;
 
-function isObj(v: unknown): v is Json {
+export function isObj(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
@@ -136,12 +139,12 @@ function big(v: unknown): bigint | undefined {
   return undefined;
 }
 
-function int(v: unknown): number | undefined {
+export function int(v: unknown): number | undefined {
   const b = big(v);
   return b === undefined ? undefined : Number(b);
 }
 
-function str(v: unknown): string | undefined {
+export function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
@@ -168,14 +171,14 @@ interface SchemaInfo {
   readonly types: Map<number, string>;
 }
 
-interface SpecField {
+export interface SpecField {
   readonly fieldId: number | undefined;
   readonly sourceIds: number[];
   readonly transform: string;
   readonly name: string;
 }
 
-interface SnapshotInfo {
+export interface SnapshotInfo {
   readonly id: bigint;
   readonly idText: string;
   readonly parentId: bigint | undefined;
@@ -184,9 +187,10 @@ interface SnapshotInfo {
   readonly manifestList: string | undefined;
   readonly manifests: string[] | undefined;
   readonly summary: Json | undefined;
+  readonly schemaId: number | undefined;
 }
 
-interface TableModel {
+export interface TableModel {
   readonly formatVersion: number;
   readonly schemas: Map<number, SchemaInfo>;
   readonly currentSchemaId: number | undefined;
@@ -266,6 +270,23 @@ export async function validateTable(opts: ValidateOptions): Promise<ValidationRe
   const problems = ctx.problems.filter((p) => !known.has(p.code));
   const ignored = ctx.problems.filter((p) => known.has(p.code));
   return { ok: problems.length === 0, problems, ignored, warnings: ctx.warnings, stats };
+}
+
+/**
+ * The parsed metadata JSON and the table model the walk uses (for iceberg-rows.ts), with the
+ * problems the metadata checks found; throws when the metadata is unusable.
+ */
+export function readTableModel(metadataJson: string | Uint8Array): {
+  meta: Json;
+  model: TableModel;
+  problems: Problem[];
+} {
+  const meta = parseJsonLossless(decodeText(metadataJson));
+  if (!isObj(meta)) throw new Error('table metadata is not a JSON object');
+  const ctx = new Ctx(undefined);
+  const model = checkMetadata(meta, ctx, 60_000);
+  if (!model) throw new Error(`unusable table metadata: ${ctx.problems.map(formatProblem).join('; ')}`);
+  return { meta, model, problems: ctx.problems };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -504,6 +525,7 @@ function checkMetadata(m: Json, ctx: Ctx, skewMs: number): TableModel | undefine
       manifestList,
       manifests,
       summary,
+      schemaId,
     };
     snapshots.push(info);
     if (!byId.has(id)) byId.set(id, info);
@@ -937,7 +959,7 @@ function avroFraming(bytes: Uint8Array): { error: string } | { objects: number }
 }
 
 /** Decodes an Avro container with avsc after checking its framing. */
-async function readAvro(bytes: Uint8Array): Promise<Awaited<ReturnType<typeof readWithAvsc>>> {
+export async function readAvro(bytes: Uint8Array): Promise<Awaited<ReturnType<typeof readWithAvsc>>> {
   const framing = avroFraming(bytes);
   if ('error' in framing) throw new Error(framing.error);
   const decoded = await readWithAvsc(bytes);
@@ -957,7 +979,7 @@ interface FieldSummary {
   readonly upper: Uint8Array | null;
 }
 
-interface ManifestFileRec {
+export interface ManifestFileRec {
   readonly path: string;
   readonly length: bigint | null;
   readonly specId: number | null;
@@ -982,7 +1004,7 @@ interface DecodedList {
   readonly manifests: ManifestFileRec[];
 }
 
-interface DataFileRec {
+export interface DataFileRec {
   readonly content: number;
   readonly path: string;
   readonly format: string;
@@ -993,9 +1015,11 @@ interface DataFileRec {
   readonly equalityIds: number[] | null;
   readonly contentOffset: bigint | null;
   readonly contentSize: bigint | null;
+  /** Position deletes and deletion vectors: the one data file they apply to (v2 optional, v3 DVs). */
+  readonly referencedDataFile: string | null;
 }
 
-interface EntryRec {
+export interface EntryRec {
   readonly status: number;
   readonly snapshotId: bigint | null;
   /** undefined: the manifest has no such column (v1). */
@@ -1019,7 +1043,7 @@ function toBytes(v: unknown): Uint8Array | null {
   return v instanceof Uint8Array ? v : null;
 }
 
-function decodeListRecords(rawSchema: string, records: Record<string, unknown>[]): ManifestFileRec[] {
+export function decodeListRecords(rawSchema: string, records: Record<string, unknown>[]): ManifestFileRec[] {
   const schema = JSON.parse(rawSchema) as AvroType;
   const names = new AvroNames(schema);
   const ids = byId(names.fields(schema));
@@ -1060,7 +1084,7 @@ function decodeListRecords(rawSchema: string, records: Record<string, unknown>[]
   });
 }
 
-function decodeManifestRecords(
+export function decodeManifestRecords(
   rawSchema: string,
   records: Record<string, unknown>[],
 ): { entries: EntryRec[]; partitionFieldIds: (number | undefined)[] } {
@@ -1093,6 +1117,7 @@ function decodeManifestRecords(
         equalityIds: Array.isArray(eq) ? eq.map((x) => int(x) ?? -1) : null,
         contentOffset: optBig(get(df, dfIds, 144)) ?? null,
         contentSize: optBig(get(df, dfIds, 145)) ?? null,
+        referencedDataFile: str(get(df, dfIds, 143)) ?? null,
       },
     };
   });
@@ -1114,7 +1139,7 @@ function resultType(transform: string, sourceType: string | undefined): string |
 
 type Comparable = number | bigint | Uint8Array;
 
-function decimalBytesToBigInt(b: Uint8Array): bigint {
+export function decimalBytesToBigInt(b: Uint8Array): bigint {
   if (b.length === 0) return 0n;
   let v = 0n;
   for (const x of b) v = (v << 8n) | BigInt(x);

@@ -8,20 +8,14 @@
  * independent Iceberg validator with every snapshot walked.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type CommitterDeps,
-  commitTable,
-  runCommitter,
-  type TableCommitResult,
-} from '../../lambdas/src/app/committer.ts';
-import { type IngestDeps, type IngestResult, ingestBatch } from '../../lambdas/src/app/ingest.ts';
+import { commitTable, runCommitter, type TableCommitResult } from '../../lambdas/src/app/committer.ts';
+import { type IngestResult, ingestBatch } from '../../lambdas/src/app/ingest.ts';
 import { readWatermark } from '../../lambdas/src/app/watermark.ts';
 import { ErrorKind, FloeError, isFloeError } from '../../lambdas/src/errors.ts';
 import type { LoadedTable } from '../../lambdas/src/ports/catalog.ts';
 import type { Clock } from '../../lambdas/src/ports/clock.ts';
-import { compareSequence, type LedgerEntry, unbrokenRun } from '../../lambdas/src/ports/ledger.ts';
+import { type LedgerEntry, unbrokenRun } from '../../lambdas/src/ports/ledger.ts';
 import type { Lease, Lock } from '../../lambdas/src/ports/lock.ts';
-import type { KinesisBatchRecord } from '../../lambdas/src/records/kinesis-event.ts';
 import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
 import {
   currentSnapshotOf,
@@ -35,8 +29,21 @@ import {
   tableOf,
   tempDir,
 } from '../helpers/e2e.ts';
-import { type FaultRule, Faults, gate, ManualClock, type Port, Rng } from '../helpers/faults.ts';
-import { batchOf, committedIds, type Pipeline, records, startPipeline } from '../helpers/pipeline.ts';
+import {
+  armCommitRaces,
+  armRandom,
+  COMMITTER_POINTS,
+  deliver,
+  harness as faultHarness,
+  type Harness,
+  INGEST_POINTS,
+  indexOf,
+  invoke,
+  LEASE_MS,
+  type Shard,
+} from '../helpers/fault-harness.ts';
+import { type FaultRule, Faults, gate, ManualClock, Rng } from '../helpers/faults.ts';
+import { batchOf, committedIds, records } from '../helpers/pipeline.ts';
 import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
 
 let dynamo: LocalDynamo;
@@ -59,17 +66,9 @@ const NS = 'default';
 const S0 = 'shardId-000000000000';
 const S1 = 'shardId-000000000001';
 const TABLES = ['click_events', 'order_events', 'user_events'];
-const LEASE_MS = 60_000;
 
 // ---------------------------------------------------------------------------------------------
 // Streams
-
-/** One shard's records in stream order, with the events they carry (same index). */
-interface Shard {
-  readonly id: string;
-  readonly recs: KinesisBatchRecord[];
-  readonly events: Json[];
-}
 
 function shard(id: string, parts: readonly Generated[]): Shard {
   const lines = parts.flatMap((g) => g.lines);
@@ -88,12 +87,6 @@ function firstIn(s: Shard, lo: number, hi: number, table: string): number {
   throw new Error(`no ${table} record in [${lo}, ${hi})`);
 }
 
-function indexOf(s: Shard, sequence: string): number {
-  const i = s.recs.findIndex((r) => compareSequence(r.sequenceNumber, sequence) === 0);
-  if (i < 0) throw new Error(`sequence ${sequence} is not in ${s.id}`);
-  return i;
-}
-
 /** The lines of `g` of one event type. */
 function linesOf(g: Generated, eventType: string): string[] {
   return g.lines.filter((_, i) => g.events[i]!.event_type === eventType);
@@ -109,113 +102,10 @@ function expectedIds(events: readonly Json[]): Map<string, string[]> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Harness: the pipeline with fault-injecting ports
+// Harness (test/helpers/fault-harness.ts), on this suite's dynalite and temporary folders
 
-interface Harness {
-  readonly p: Pipeline;
-  /** The ingest's fault plan (and the committers' unless given their own). */
-  readonly f: Faults;
-  ingest(over?: Partial<IngestDeps>, plan?: Faults): IngestDeps;
-  committer(owner?: string, plan?: Faults, over?: Partial<CommitterDeps>): CommitterDeps;
-}
-
-async function harness(seed: number, clock?: Clock): Promise<Harness> {
-  const p = await startPipeline(dynamo, dir(), { seed, ...(clock ? { clock } : {}) });
-  const f = new Faults(seed);
-  return {
-    p,
-    f,
-    ingest: (over = {}, plan = f) =>
-      p.ingestDeps({
-        ledger: plan.ledger(p.ledger),
-        store: plan.store(p.wh.store),
-        catalog: plan.catalog(p.wh.catalog),
-        ...over,
-      }),
-    committer: (owner = 'committer-a', plan = f, over = {}) =>
-      p.committerDeps({
-        ledger: plan.ledger(p.ledger),
-        store: plan.store(p.wh.store),
-        catalog: plan.catalog(p.wh.catalog),
-        lock: plan.lock(p.lock),
-        owner,
-        leaseMs: LEASE_MS,
-        ...over,
-      }),
-  };
-}
-
-/**
- * One Lambda invocation on records [lo, hi): the result, or undefined when the invocation failed
- * (threw, or its process crashed: then the next invocation is a fresh process).
- */
-async function invoke(
-  h: Harness,
-  s: Shard,
-  lo: number,
-  hi: number,
-  over: Partial<IngestDeps> = {},
-  plan: Faults = h.f,
-): Promise<IngestResult | undefined> {
-  let r: IngestResult | undefined;
-  try {
-    r = await ingestBatch(h.ingest(over, plan), batchOf(s.id, s.recs.slice(lo, hi)));
-  } catch {
-    r = undefined;
-  }
-  if (plan.crashed) {
-    plan.revive();
-    return undefined;
-  }
-  return r;
-}
-
-/**
- * Lambda's event source mapping for one shard (ParallelizationFactor 1, ReportBatchItemFailures):
- * delivers records [lo, hi) until all are processed. A failed invocation is retried whole, or as two
- * halves when `bisect` says so (BisectBatchOnFunctionError); a reported `failedSequence` resumes from
- * that record. After `maxInvocations / 2` attempts the plan's faults are paused so delivery ends.
- */
-async function deliver(
-  h: Harness,
-  s: Shard,
-  lo: number,
-  hi: number,
-  opts: { bisect?: () => boolean; maxInvocations?: number; plan?: Faults } = {},
-): Promise<IngestResult[]> {
-  const plan = opts.plan ?? h.f;
-  const max = opts.maxInvocations ?? 40;
-  const results: IngestResult[] = [];
-  let invocations = 0;
-  const run = async (from: number, to: number): Promise<void> => {
-    while (from < to) {
-      invocations++;
-      if (invocations > max) throw new Error(`delivery of ${s.id} [${from}, ${to}) did not converge`);
-      if (invocations === Math.floor(max / 2)) plan.disable();
-      const r = await invoke(h, s, from, to, {}, plan);
-      if (r === undefined) {
-        if (opts.bisect?.() && to - from > 1) {
-          const mid = from + Math.floor((to - from) / 2);
-          await run(from, mid);
-          await run(mid, to);
-          return;
-        }
-        continue;
-      }
-      results.push(r);
-      if (r.failedSequence === undefined) return;
-      const at = indexOf(s, r.failedSequence);
-      expect(at).toBeGreaterThanOrEqual(from);
-      expect(at).toBeLessThan(to);
-      from = at;
-    }
-  };
-  try {
-    await run(lo, hi);
-  } finally {
-    plan.enable();
-  }
-  return results;
+function harness(seed: number, clock?: Clock): Promise<Harness> {
+  return faultHarness(dynamo, dir(), seed, clock);
 }
 
 /** A clean invocation that must stage everything. */
@@ -913,62 +803,6 @@ describe('exactly once under fault injection', () => {
     }
   });
 });
-
-type Point = readonly [Port, string, readonly ('before' | 'after')[], number];
-
-/** The ingest's fault points: [port, method, timings, probability per call and timing]. */
-const INGEST_POINTS: readonly Point[] = [
-  ['ledger', 'shardTails', ['before'], 0.02],
-  ['ledger', 'appendEntry', ['before', 'after'], 0.04],
-  ['store', 'put', ['before', 'after'], 0.01],
-];
-
-/** The committer's fault points (the catalog swap weighs most). */
-const COMMITTER_POINTS: readonly Point[] = [
-  ['ledger', 'tablesWithStagedWork', ['before'], 0.02],
-  ['ledger', 'shardsWithStagedWork', ['before'], 0.01],
-  ['ledger', 'entriesAfter', ['before'], 0.01],
-  ['ledger', 'markCommitted', ['before', 'after'], 0.04],
-  ['store', 'put', ['before', 'after'], 0.01],
-  ['store', 'get', ['before'], 0.01],
-  ['catalog', 'tableExists', ['before'], 0.01],
-  ['catalog', 'loadTable', ['before'], 0.01],
-  ['catalog', 'createTable', ['before', 'after'], 0.1],
-  ['catalog', 'commitTable', ['before', 'after'], 0.06],
-  ['lock', 'acquire', ['before', 'after'], 0.01],
-  ['lock', 'renew', ['before'], 0.02],
-  ['lock', 'release', ['before'], 0.03],
-];
-
-/** Random faults at `points` (each an error or a crash, half and half), per call. */
-function armRandom(f: Faults, points: readonly Point[]): void {
-  for (const [port, method, timings, p] of points) {
-    for (const timing of timings) {
-      for (const kind of ['error', 'crash'] as const) {
-        f.add({ port, method, timing, kind, chance: p / 2, times: Number.POSITIVE_INFINITY } as FaultRule);
-      }
-    }
-  }
-}
-
-/** Catalog conflicts, and leases that run out in the middle of a commit. */
-function armCommitRaces(f: Faults, clock: ManualClock): void {
-  f.add({
-    port: 'catalog',
-    method: 'commitTable',
-    chance: 0.08,
-    times: Number.POSITIVE_INFINITY,
-    error: () => new FloeError(ErrorKind.CommitConflict, 'injected conflict', { retryable: true }),
-  });
-  f.add({
-    port: 'catalog',
-    method: 'commitTable',
-    kind: 'hook',
-    chance: 0.05,
-    times: Number.POSITIVE_INFINITY,
-    action: () => clock.advance(LEASE_MS + 1),
-  });
-}
 
 async function soak(seed: number): Promise<void> {
   const clock = new ManualClock(NOW_MS);

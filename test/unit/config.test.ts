@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { fastRouting } from '../../lambdas/src/app/load-columnar.ts';
 import {
   anchoredRegExp,
   composeFieldRules,
@@ -10,6 +11,7 @@ import {
   parsePartitionCandidate,
   partitionCandidatesFor,
   partitionFieldsFor,
+  upsertFor,
 } from '../../lambdas/src/config.ts';
 import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
 import { decimal, field, list, struct, T } from '../../lambdas/src/iceberg/types.ts';
@@ -481,5 +483,47 @@ describe('fields: a table scope composes with the global one', () => {
     const e = configError({ fields });
     expect(e.message).toContain(`config key ${key}`);
     for (const p of parts) expect(e.message).toContain(p);
+  });
+});
+
+describe('upsert', () => {
+  it('parses key, operationField and envelope per table, found by name or namespace.name', () => {
+    const c = parseConfig({
+      upsert: {
+        customer_events: { key: ['customer_id'], operationField: 'op' },
+        'shop.orders': { key: ['tenant', 'order.id'], envelope: 'debezium' },
+      },
+    });
+    expect(upsertFor(c, 'customer_events')).toEqual({ key: ['customer_id'], operationField: 'op' });
+    expect(upsertFor(c, 'default.customer_events')).toEqual({ key: ['customer_id'], operationField: 'op' });
+    expect(upsertFor(c, 'shop.orders')).toEqual({ key: ['tenant', 'order.id'], envelope: 'debezium' });
+    expect(upsertFor(c, 'orders')).toBeUndefined();
+    expect(upsertFor(c, 'constructor')).toBeUndefined();
+    expect(upsertFor(parseConfig({}), 'customer_events')).toBeUndefined();
+  });
+
+  it.each([
+    [{ t: {} }, "'upsert.t.key'", 'is required'],
+    [{ t: { key: [] } }, "'upsert.t.key'", 'at least one'],
+    [{ t: { key: 'id' } }, "'upsert.t.key'", 'array of strings'],
+    [{ t: { key: ['a..b'] } }, "'upsert.t.key[0]'", 'dotted field path'],
+    [{ t: { key: ['a', 'a'] } }, "'upsert.t.key'", 'twice'],
+    [{ t: { key: ['a'], envelope: 'maxwell' } }, "'upsert.t.envelope'", "'debezium'"],
+    [
+      { t: { key: ['a'], envelope: 'debezium', operationField: 'op' } },
+      "'upsert.t.operationField'",
+      'not with',
+    ],
+    [{ t: { key: ['a'], primaryKey: ['a'] } }, "'upsert.t.primaryKey'", 'unknown key'],
+    [{ 'Bad-Name': { key: ['a'] } }, "'upsert'", 'not a table name'],
+  ])('rejects %j naming the key', (upsert, key, problem) => {
+    const e = configError({ upsert });
+    expect(e.message).toContain(`config key ${key}`);
+    expect(e.message).toContain(problem);
+  });
+
+  it('turns the columnar fast path off (records are read as changes first)', () => {
+    expect(fastRouting(parseConfig({}))).toBe(true);
+    expect(fastRouting(parseConfig({ upsert: { t: { key: ['id'] } } }))).toBe(false);
   });
 });

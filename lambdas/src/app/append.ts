@@ -6,7 +6,7 @@
  * the manifest list and metadata.json are rebuilt when the catalog reports a conflict.
  */
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
-import type { DataFile, ManifestFile } from '../iceberg/manifest/types.ts';
+import { type DataFile, ManifestContent, type ManifestFile } from '../iceberg/manifest/types.ts';
 import type { TableUpdate } from '../iceberg/metadata/index.ts';
 import { applyUpdates } from '../iceberg/metadata/index.ts';
 import type { Snapshot } from '../iceberg/snapshot.ts';
@@ -48,6 +48,13 @@ export interface PreparedAppend {
   readonly otherSpecFiles?: ReadonlyMap<number, readonly DataFile[]>;
   /** Snapshot summary properties of this attempt (e.g. the commit watermark's location). */
   readonly summary?: Readonly<Record<string, string>>;
+  /** Delete files (upsert tables' equality deletes) committed with the data files, by spec id. */
+  readonly deleteFiles?: ReadonlyMap<number, readonly DataFile[]>;
+}
+
+/** Every delete file of a prepared commit. */
+function allDeletes(p: PreparedAppend): DataFile[] {
+  return [...(p.deleteFiles?.values() ?? [])].flat();
 }
 
 /** Every data file of a prepared append, by partition spec id. */
@@ -100,7 +107,8 @@ export async function commitAppend(deps: CommitDeps, req: AppendRequest): Promis
     const base = await deps.catalog.loadTable(req.table);
     const prepared = await req.prepare(base);
     const added = allFiles(prepared);
-    if (added.length === 0 && prepared.updates.length === 0) {
+    const addedDeletes = allDeletes(prepared);
+    if (added.length === 0 && addedDeletes.length === 0 && prepared.updates.length === 0) {
       return { table: base, attempts: attempt };
     }
     const evolved = applyUpdates(base.metadata, [...prepared.updates], { nowMs: deps.clock.nowMs() });
@@ -109,6 +117,12 @@ export async function commitAppend(deps: CommitDeps, req: AppendRequest): Promis
       stagedManifests = [];
       for (const [specId, files] of filesBySpec(prepared)) {
         stagedManifests.push(await writeDataManifest(io, evolved, specId, files, snapshotId));
+      }
+      for (const [specId, files] of prepared.deleteFiles ?? []) {
+        if (files.length === 0) continue;
+        stagedManifests.push(
+          await writeDataManifest(io, evolved, specId, files, snapshotId, ManifestContent.DELETES),
+        );
       }
     }
     const attemptFiles: string[] = [];
@@ -121,6 +135,7 @@ export async function commitAppend(deps: CommitDeps, req: AppendRequest): Promis
               evolved,
               stagedManifests,
               added,
+              addedDeletes,
               snapshotId,
               deps.clock.nowMs(),
               attempt,
@@ -171,6 +186,7 @@ async function buildSnapshot(
   meta: TableMetadata,
   newManifests: readonly ManifestFile[],
   added: readonly DataFile[],
+  addedDeletes: readonly DataFile[],
   snapshotId: bigint,
   nowMs: number,
   attempt: number,
@@ -204,7 +220,10 @@ async function buildSnapshot(
     attempt,
   });
   attemptFiles.push(list.location);
-  const summary = summarize('append', { added: [...added], removed: [] }, parent?.summary, {
+  // Java's RowDelta: data and deletes together are an `overwrite`, deletes alone a `delete`.
+  const operation = addedDeletes.length === 0 ? 'append' : added.length === 0 ? 'delete' : 'overwrite';
+  const changes = { added: [...added], removed: [], addedDeletes: [...addedDeletes] };
+  const summary = summarize(operation, changes, parent?.summary, {
     ...(req.summary ?? {}),
     ...(summaryExtra ?? {}),
     'manifests-created': String(stamped.length + merged.created),

@@ -45,7 +45,13 @@ import { type CommitDeps, commitAppend } from './append.ts';
 import { forEachBounded } from './bounded.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 import { loadDeps, registryOf } from './ingest.ts';
-import { coercionSummary, convertRecords, screen, writeRows } from './load-generic.ts';
+import {
+  coercionSummary,
+  convertRecords,
+  screen,
+  type TableRowsWritten,
+  writeTableRows,
+} from './load-generic.ts';
 import type { PendingRecord } from './load-types.ts';
 import { decodeFragment, type FragmentRecord } from './pending-fragment.ts';
 import { RecordRules, schemaColumnPaths } from './record-rules.ts';
@@ -106,6 +112,8 @@ export interface TableCommitResult {
   readonly dataFiles: number;
   /** Pending records rewritten with the evolved field ids. */
   readonly rewritten: number;
+  /** Upsert tables: keys whose last change in this commit upserted a row / deleted it. */
+  readonly upserts?: { readonly upserted: number; readonly deleted: number };
   readonly deadLetters: Readonly<Record<string, number>>;
   readonly schemaChanges: readonly string[];
   readonly snapshotId?: bigint;
@@ -126,6 +134,7 @@ interface Prepared {
   readonly rewritten: number;
   readonly deadLetters: Record<string, number>;
   readonly changes: string[];
+  readonly upserts?: { readonly upserted: number; readonly deleted: number };
   readonly oldestArrivalMs?: number;
   readonly pendingFiles: string[];
   /** Files this attempt wrote (rewritten data): orphans if the attempt loses. */
@@ -205,6 +214,7 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
       rows: last?.rows ?? 0,
       dataFiles: last?.files ?? 0,
       rewritten: last?.rewritten ?? 0,
+      ...(last?.upserts ? { upserts: last.upserts } : {}),
       deadLetters: last?.deadLetters ?? {},
       schemaChanges: last?.changes ?? [],
       ...(result.snapshot ? { snapshotId: result.snapshot['snapshot-id'] } : {}),
@@ -457,6 +467,7 @@ function pendingRecord(d: Extract<Decoded, { kind: 'json' }>, ordinal: number): 
     line: ordinal + 1,
     raw: d.item.record.value ?? new TextDecoder().decode(d.item.record.data),
     value: d.value,
+    ...(d.item.record.op === undefined ? {} : { op: d.item.record.op }),
   };
 }
 
@@ -541,6 +552,7 @@ async function build(
   let schema = currentSchema(meta);
   let spec = defaultSpec(meta);
   let rewritten: DataFile[] = [];
+  let changed: Pick<TableRowsWritten, 'updates' | 'deleteFiles' | 'changes'> | undefined;
   for (;;) {
     meta = base.metadata;
     updates.length = 0;
@@ -577,9 +589,11 @@ async function build(
     }
     if (avroFailed) continue;
     const before = written.length;
-    const out = await writeRows(loadDeps(deps), meta, schema, spec, rows, written);
+    const ops = [...(converted?.kept ?? []), ...projected.map(() => ({}))];
+    const out = await writeTableRows(deps, { ...base, metadata: meta }, [], schema, spec, rows, ops, written);
     if (out.failed.size === 0) {
       rewritten = out.dataFiles;
+      changed = out;
       break;
     }
     await deleteQuietly(deps.store, written.splice(before));
@@ -638,12 +652,14 @@ async function build(
     wmText = encodeWithinLimit(next, table);
     updates.push({ action: 'set-properties', updates: { [WATERMARK_KEY]: wmText } });
   }
+  updates.push(...(changed?.updates ?? []));
   return {
     prepared: {
       updates,
       dataFiles: [...rewritten, ...sameSpec],
       specId: spec['spec-id'],
       otherSpecFiles,
+      ...(changed?.deleteFiles ? { deleteFiles: changed.deleteFiles } : {}),
       ...(wmText === undefined
         ? {}
         : {
@@ -663,6 +679,7 @@ async function build(
       rewritten: rewritten.reduce((n, f) => n + Number(f.record_count), 0),
       deadLetters,
       changes,
+      ...(changed?.changes ? { upserts: changed.changes } : {}),
       ...(oldest === undefined ? {} : { oldestArrivalMs: oldest }),
       pendingFiles: entries.flatMap((e) => e.files.filter((f) => f.kind === 'pending').map((f) => f.uri)),
       written,

@@ -27,6 +27,10 @@ export const DeadLetterReason = {
   GuardMaxRecordBytes: 'guard-max-record-bytes',
   /** A `consolidate` rule took the record but could not shape it (a discriminator is missing). */
   ConsolidationFailed: 'consolidation-failed',
+  /** An upsert table's record whose key is missing, null, or not a single value. */
+  MissingKey: 'missing-key',
+  /** An upsert table's record whose operation is missing or unknown (or a Debezium truncate). */
+  BadOperation: 'bad-operation',
   /**
    * The record could not be written for a reason nobody foresaw (the Parquet encoder, a partition
    * transform, a bug): isolated to this record so the rest of its batch landed. The detail has the

@@ -49,6 +49,8 @@ import {
 export function fastRouting(cfg: FloeConfig): boolean {
   return (
     !hasRecordRules(cfg) &&
+    // Upsert records are read as changes (operation, envelope) before they are rows.
+    cfg.upsert === undefined &&
     cfg.routing.tableField === undefined &&
     cfg.routing.template === undefined &&
     !cfg.routing.routingField.includes('.')

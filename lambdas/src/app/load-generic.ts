@@ -3,9 +3,10 @@
  * batches are screened against the table, values converted per record, bad records dead-lettered.
  */
 
-import { hintsFor, partitionCandidatesFor, typeConflictFor } from '../config.ts';
+import { hintsFor, partitionCandidatesFor, typeConflictFor, upsertFor } from '../config.ts';
 import { ErrorKind, isFloeError } from '../errors.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
+import { applyUpdates, type TableUpdate } from '../iceberg/metadata/index.ts';
 import type { PartitionSpec } from '../iceberg/partition-spec.ts';
 import { partitionKey, partitionTuple } from '../iceberg/partitioning.ts';
 import type { Schema } from '../iceberg/schema.ts';
@@ -40,6 +41,7 @@ import {
   settleAll,
   tableResult,
 } from './table-staging.ts';
+import { writeChanges } from './upsert-write.ts';
 
 export async function loadTable(
   deps: LoadDeps,
@@ -526,14 +528,20 @@ export async function stage(
     }
     const { schema, spec, updates, changes, specChanged } = evolved;
     const before = staged.length;
-    const written = await writeRows(deps, base.metadata, schema, spec, rows, staged);
+    const written = await writeTableRows(deps, base, updates, schema, spec, rows, kept, staged);
     if (written.failed.size === 0) {
       return {
         base,
-        prepared: { updates, dataFiles: written.dataFiles, specId: spec['spec-id'] },
+        prepared: {
+          updates: [...updates, ...written.updates],
+          dataFiles: written.dataFiles,
+          specId: spec['spec-id'],
+          ...(written.deleteFiles ? { deleteFiles: written.deleteFiles } : {}),
+        },
         rejected,
         changes,
         specChanged,
+        ...(written.changes ? { upserts: written.changes } : {}),
       };
     }
     await deleteQuietly(deps.store, staged.splice(before));
@@ -551,6 +559,53 @@ export async function stage(
     changes: [],
     specChanged: false,
   };
+}
+
+/**
+ * Writes the rows as data files, or for an upsert table (config `upsert`) the last change of each
+ * key: data files and equality deletes (upsert-write.ts).
+ */
+export async function writeTableRows(
+  deps: Pick<LoadDeps, 'config' | 'store' | 'ids' | 'maxRowsPerFile' | 'encoder' | 'clock'>,
+  base: LoadedTable,
+  /** The evolution the rows were converted for (the deletes' spec is added after it). */
+  evolution: readonly TableUpdate[],
+  schema: Schema,
+  spec: PartitionSpec,
+  rows: readonly Row[],
+  records: readonly Pick<PendingRecord, 'op'>[],
+  staged: string[],
+): Promise<TableRowsWritten> {
+  const { namespace, name } = base.id;
+  const upsert = upsertFor(deps.config, `${namespace}.${name}`);
+  if (!upsert) return { ...(await writeRows(deps, base.metadata, schema, spec, rows, staged)), updates: [] };
+  const ops = records.map((r) => r.op ?? 'upsert');
+  const m =
+    evolution.length === 0
+      ? base.metadata
+      : applyUpdates(base.metadata, [...evolution], { nowMs: deps.clock.nowMs() });
+  const w = await writeChanges(deps, m, schema, spec, rows, ops, upsert.key, staged, name);
+  return {
+    dataFiles: w.dataFiles,
+    failed: w.failed,
+    updates: w.updates,
+    deleteFiles: new Map([[w.deleteSpecId, w.deleteFiles]]),
+    changes: { upserted: w.upserted, deleted: w.deleted },
+  };
+}
+
+export interface TableRowsWritten {
+  readonly dataFiles: DataFile[];
+  readonly failed: Map<number, string>;
+  readonly updates: TableUpdate[];
+  readonly deleteFiles?: ReadonlyMap<number, readonly DataFile[]>;
+  /** Upsert tables: keys whose last change upserted / deleted a row. */
+  readonly changes?: UpsertCounts;
+}
+
+export interface UpsertCounts {
+  readonly upserted: number;
+  readonly deleted: number;
 }
 
 type Converted = { rows: Row[]; kept: PendingRecord[]; rejected: DeadLetter[] };

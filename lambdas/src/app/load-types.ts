@@ -1,6 +1,7 @@
 /** Types of the batch load (`floe load`): inputs, dependencies, progress and results. */
 
 import type { FloeConfig } from '../config.ts';
+import type { ChangeOp } from '../records/change-event.ts';
 import type { JsonValue } from '../records/json-line.ts';
 import type { CommitDeps } from './append.ts';
 import type { DeadLetter } from './dead-letters.ts';
@@ -61,6 +62,8 @@ export interface TableLoadResult {
   readonly attempts: number;
   /** Which ingest path staged the table: columnar (fast) or record by record (generic). */
   readonly path: 'columnar' | 'generic';
+  /** Upsert tables: keys whose last change upserted a row / deleted it. */
+  readonly upserts?: { readonly upserted: number; readonly deleted: number };
 }
 
 export interface TableFailure {
@@ -86,4 +89,6 @@ export interface PendingRecord {
   readonly line: number;
   readonly raw: string;
   readonly value: Record<string, JsonValue>;
+  /** Upsert tables: what the record does to its key's row (absent: an append). */
+  readonly op?: ChangeOp;
 }

@@ -1,4 +1,5 @@
-import { hasRecordRules, readerDepthLimit, tableId } from '../config.ts';
+import { hasRecordRules, readerDepthLimit, tableId, upsertFor } from '../config.ts';
+import { type ChangeOp, readChange } from '../records/change-event.ts';
 import { isTooDeep, JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
 import { invalidUtf8Offset } from '../records/shape-scanner.ts';
 import { compileConsolidation } from '../routing/consolidate.ts';
@@ -138,6 +139,24 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
         await reject({ source: src.name, line: n, reason: routeReason(route), detail: route.detail, raw });
         return;
       }
+      let op: ChangeOp | undefined;
+      const upsert = upsertFor(deps.config, route.table);
+      if (upsert) {
+        const change = readChange(upsert, obj, route.table);
+        if (!change.ok) {
+          await reject({
+            source: src.name,
+            line: n,
+            reason: change.reason,
+            detail: change.detail,
+            table: route.table,
+            raw,
+          });
+          return;
+        }
+        op = change.op;
+        obj = change.row;
+      }
       if (rules) {
         const checked = await rules.check(obj, route.table);
         if (!checked.ok) {
@@ -158,7 +177,7 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
         bucket = [];
         byTable.set(route.table, bucket);
       }
-      bucket.push({ seq: lines, source: src.name, line: n, raw, value: obj });
+      bucket.push({ seq: lines, source: src.name, line: n, raw, value: obj, ...(op ? { op } : {}) });
     };
     /** A record over `guards.maxRecordBytes`: refused before any parsing, in constant time. */
     const tooLarge = (bytes: Uint8Array | undefined, size: number): DeadLetter => ({

@@ -86,16 +86,18 @@ export async function writeDataManifest(
   specId: number,
   files: readonly DataFile[],
   snapshotId: bigint,
+  /** DELETES for a manifest of delete files (equality or position). */
+  content: ManifestContent = ManifestContent.DATA,
 ): Promise<ManifestFile> {
   const entries: ManifestEntry[] = files.map((f) => ({ status: ManifestEntryStatus.ADDED, data_file: f }));
-  const { location, length } = await writeManifest(io, meta, specId, ManifestContent.DATA, entries);
+  const { location, length } = await writeManifest(io, meta, specId, content, entries);
   const spec = specById(meta, specId);
   const schema = currentSchema(meta);
   return {
     manifest_path: location,
     manifest_length: BigInt(length),
     partition_spec_id: specId,
-    content: ManifestContent.DATA,
+    content,
     sequence_number: 0n, // stamped per attempt
     min_sequence_number: 0n,
     added_snapshot_id: snapshotId,

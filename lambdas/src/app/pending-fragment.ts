@@ -11,6 +11,7 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ErrorKind, FloeError } from '../errors.ts';
+import type { ChangeOp } from '../records/change-event.ts';
 
 export interface FragmentHeader {
   readonly table: string;
@@ -25,6 +26,8 @@ export interface FragmentRecord {
   readonly data: Uint8Array;
   /** JSON records whose field lists changed them: the record to write, as JSON text. */
   readonly value?: string;
+  /** Upsert tables: what the record does to its key's row. */
+  readonly op?: ChangeOp;
 }
 
 const FORMAT = 'floe-pending-fragment';
@@ -41,6 +44,7 @@ export function encodeFragment(header: FragmentHeader, records: readonly Fragmen
         t: r.arrivalMs,
         d: Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength).toString('base64'),
         ...(r.value === undefined ? {} : { v: r.value }),
+        ...(r.op === undefined ? {} : { o: r.op }),
       }),
     );
   }
@@ -73,12 +77,20 @@ export function decodeFragment(
     throw bad(where, 'missing or unknown header');
   }
   const records = lines.slice(1).map((l, i): FragmentRecord => {
-    const o = (parse(l, where) ?? {}) as { s?: unknown; k?: unknown; t?: unknown; d?: unknown; v?: unknown };
+    const o = (parse(l, where) ?? {}) as {
+      s?: unknown;
+      k?: unknown;
+      t?: unknown;
+      d?: unknown;
+      v?: unknown;
+      o?: unknown;
+    };
     if (
       typeof o.s !== 'string' ||
       typeof o.k !== 'string' ||
       typeof o.t !== 'number' ||
-      typeof o.d !== 'string'
+      typeof o.d !== 'string' ||
+      (o.o !== undefined && o.o !== 'upsert' && o.o !== 'delete')
     ) {
       throw bad(where, `record ${i + 1} is malformed`);
     }
@@ -88,6 +100,7 @@ export function decodeFragment(
       arrivalMs: o.t,
       data: new Uint8Array(Buffer.from(o.d, 'base64')),
       ...(typeof o.v === 'string' ? { value: o.v } : {}),
+      ...(o.o === 'upsert' || o.o === 'delete' ? { op: o.o } : {}),
     };
   });
   return { header: { table: head.table, shardId: head.shardId }, records };

@@ -3,8 +3,9 @@
  * batch, storing data files, and committing what was staged with retries.
  */
 
-import { partitionFieldsFor } from '../config.ts';
+import { partitionFieldsFor, upsertFor } from '../config.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
+import { identifierIdsOf, requirePaths } from '../iceberg/identifier-fields.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
 import { DataFileContent } from '../iceberg/manifest/types.ts';
 import { LAST_ADDED, newTableMetadata, type TableUpdate } from '../iceberg/metadata/index.ts';
@@ -30,6 +31,8 @@ export interface Staged {
   readonly rejected: readonly DeadLetter[];
   readonly changes: readonly string[];
   readonly specChanged: boolean;
+  /** Upsert tables: keys whose last change upserted / deleted a row. */
+  readonly upserts?: { readonly upserted: number; readonly deleted: number };
 }
 
 export interface Committed {
@@ -98,6 +101,7 @@ export function tableResult(
     ...(c.result.snapshot ? { snapshotId: c.result.snapshot['snapshot-id'] } : {}),
     attempts: c.result.attempts,
     path,
+    ...(c.staged?.upserts ? { upserts: c.staged.upserts } : {}),
   };
 }
 
@@ -129,7 +133,11 @@ export function newTableFor(
   candidates: readonly string[],
   tableUuid: string,
 ): LoadedTable {
-  const schema = initialSchema(batchType);
+  // Upsert tables: the key columns are required and become the schema's identifier fields.
+  const key = upsertFor(deps.config, `${id.namespace}.${id.name}`)?.key;
+  const initial = initialSchema(key ? requirePaths(batchType, key) : batchType);
+  const identifierFieldIds = key && identifierIdsOf(initial, key);
+  const schema: Schema = identifierFieldIds ? { ...initial, identifierFieldIds } : initial;
   const desired = partitionFieldsFor(schemaStruct(schema), candidates);
   const spec: PartitionSpec = {
     'spec-id': 0,

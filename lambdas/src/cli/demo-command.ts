@@ -5,7 +5,10 @@
  * interval; sends the sample's v1 events, then v2 events with new fields, then GSR-framed Avro; shows
  * the tables appear and their schemas evolve; prints every table and one SQL query per table; and
  * checks that every table holds exactly the events sent (by event id, duplicates in the stream
- * included). `--chaos` injects the faults of DESIGN §4 at seeded random points on the way.
+ * included). Alongside, Debezium change events of a `customers` table (creates, updates, deletes,
+ * re-creates; partition key = customer id) go into an upsert table, which must end up holding the
+ * last state of every key (demo-cdc.ts). `--chaos` injects the faults of DESIGN §4 at seeded
+ * random points on the way.
  */
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +19,7 @@ import { ErrorKind, FloeError } from '../errors.ts';
 import { currentSchema } from '../iceberg/table-metadata.ts';
 import { Chaos } from '../local/chaos.ts';
 import { LocalStack } from '../local/stack.ts';
+import { CDC_CONFIG, CDC_QUERY, CHANGE_TABLE, ChangeFeed, checkCustomers } from './demo-cdc.ts';
 import { maintainDemoTables } from './demo-maintenance.ts';
 import { renderTable } from './format.ts';
 import { generateCommand } from './generate-command.ts';
@@ -64,7 +68,7 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
   step('starting the local stack (kinesalite and dynalite in-process, no Docker, no cloud)');
   const stack = await LocalStack.start({
     warehouseDir: dir,
-    config: parseConfig({ format: 'avro-gsr', jsonFallback: true }),
+    config: parseConfig({ format: 'avro-gsr', jsonFallback: true, ...CDC_CONFIG }),
     shards: 2,
   });
   out(`  Kinesis  ${stack.kinesis.endpoint}  stream ${stack.streamName} (2 shards)`);
@@ -74,6 +78,8 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
 
   const recordFile = opts.recordTo ? resolve(opts.recordTo) : join(dir, '_floe', 'demo-sent.ndjson');
   await fs.rm(recordFile, { force: true });
+  const cdcFile = join(dir, '_floe', 'demo-cdc-sent.ndjson');
+  await fs.rm(cdcFile, { force: true });
   const ingestDeps = stack.ingestDeps(chaos ? { ledger: chaos.ledger(stack.ledger) } : {});
   const baseHandler = stack.ingestHandler(ingestDeps);
   await stack.startPoller(chaos ? chaos.handler(baseHandler) : baseHandler, {
@@ -124,7 +130,11 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
   };
   const reportCommits = () => {
     for (const r of log.splice(0)) {
-      if (r.status === 'committed') {
+      if (r.status === 'committed' && r.upserts) {
+        out(
+          `  ${r.table}: ${r.upserts.upserted} key(s) inserted or replaced, ${r.upserts.deleted} deleted, from ${r.entries} ledger entr${r.entries === 1 ? 'y' : 'ies'}${r.created ? '  [table created]' : ''}${r.schemaChanges.length ? `  [schema evolved: ${r.schemaChanges.join('; ')}]` : ''}`,
+        );
+      } else if (r.status === 'committed') {
         out(
           `  ${r.table}: +${r.rows} rows from ${r.entries} ledger entr${r.entries === 1 ? 'y' : 'ies'}${
             r.created ? '  [table created]' : ''
@@ -137,6 +147,9 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
 
   const columnsBefore = new Map<string, Set<number>>();
   let ok = true;
+  // Change events in every phase: each round updates and deletes keys earlier rounds created.
+  const feed = new ChangeFeed(seed + 3, Date.now(), stack.kinesis.client, stack.streamName, cdcFile);
+  const changesPerPhase = Math.max(60, Math.ceil(n / 4));
   try {
     const phases = [
       { label: `${n} v1 JSON events`, opts: { events: String(n), version: 'v1', seed: String(seed) } },
@@ -150,13 +163,14 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
       },
     ];
     for (const [i, phase] of phases.entries()) {
-      step(`sending ${phase.label}`);
+      step(`sending ${phase.label}, and ${changesPerPhase} customer change events (CDC)`);
       await generateCommand(
         { ...phase.opts, stream: stack.streamName, recordTo: recordFile },
         (s) => out(`  ${s}`),
         stack.kinesis.client,
         stack.registry,
       );
+      out(`  ${await feed.send(changesPerPhase)}`);
       await settle();
       reportCommits();
       if (i === 0) {
@@ -203,12 +217,19 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
     const engine = await openQueryEngine(wh);
     const rows: string[][] = [];
     try {
+      const cdc: string[] = [];
       for (const id of await listAllTables(wh)) {
-        const row = await idCheck(engine, id.name, expected);
-        ok &&= row[4] === 'ok';
-        rows.push(row);
+        if (id.name === CHANGE_TABLE) {
+          const c = await checkCustomers(engine, feed.sent);
+          ok &&= c.ok;
+          cdc.push(c.line);
+        } else {
+          const row = await idCheck(engine, id.name, expected);
+          ok &&= row[4] === 'ok';
+          rows.push(row);
+        }
         const q =
-          QUERIES[id.name] ??
+          (id.name === CHANGE_TABLE ? CDC_QUERY : QUERIES[id.name]) ??
           `SELECT region, count(*) AS events, min(event_time) AS first, max(event_time) AS last FROM "${id.name}" GROUP BY region ORDER BY region`;
         {
           const res = await engine.query(q);
@@ -227,8 +248,13 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
           rows.push([table, String(expected.get(table)!.length), '0', '0', 'MISSING']);
         }
       }
+      if (cdc.length === 0) {
+        ok = false;
+        cdc.push(`${CHANGE_TABLE} (CDC): MISSING, no table`);
+      }
       out('');
       out(renderTable(['table', 'sent', 'committed', 'distinct ids', 'exactly once'], rows));
+      for (const line of cdc) out(`  ${line}`);
     } finally {
       engine.close();
     }
@@ -240,11 +266,17 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
     const after = await openQueryEngine(openWarehouse(dir));
     try {
       const checks = [];
-      for (const id of await listAllTables(wh)) checks.push(await idCheck(after, id.name, expected));
+      let cdc: { ok: boolean; line: string } | undefined;
+      for (const id of await listAllTables(wh)) {
+        if (id.name === CHANGE_TABLE)
+          cdc = await checkCustomers(after, feed.sent, `${CHANGE_TABLE} (CDC) after compaction`);
+        else checks.push(await idCheck(after, id.name, expected));
+      }
       const same =
         checks.every((r) => r[4] === 'ok') && maintained.reports.every((r) => r.failed.length === 0);
-      ok &&= same;
+      ok &&= same && cdc?.ok === true;
       out(`  ${same ? 'every event id is still there exactly once' : 'MISMATCH after maintenance'}`);
+      out(`  ${cdc?.line ?? `${CHANGE_TABLE} (CDC) after compaction: MISSING, no table`}`);
     } finally {
       after.close();
     }
@@ -253,9 +285,9 @@ export async function demoCommand(opts: DemoOptions, out: (s: string) => void): 
     if (dead.length > 0) ok = false;
     if (chaos) out(`\nchaos injected: ${chaos.summary()}`);
     out(
-      `\n${ok ? '✔ every table holds exactly the events sent, each exactly once' : '✘ tables disagree with what was sent'} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+      `\n${ok ? `✔ every table holds exactly the events sent, each exactly once; ${CHANGE_TABLE} holds the last state of every key` : '✘ tables disagree with what was sent'} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
     );
-    out(`warehouse: ${dir}   sent: ${recordFile}   try: npx floe tables -w ${dir}`);
+    out(`warehouse: ${dir}   sent: ${recordFile}   changes: ${cdcFile}   try: npx floe tables -w ${dir}`);
   } finally {
     committing = false;
     await committer.catch(() => undefined);

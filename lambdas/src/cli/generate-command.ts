@@ -3,7 +3,8 @@
  * deliveries, ~5 % late) written to a Kinesis stream, local (kinesalite, `--endpoint`) or real
  * (the SDK's default credentials and region), as JSON or as GSR-framed Avro with the writer schemas
  * registered (local registry file, or a Glue Schema Registry). `--record-to` keeps an NDJSON copy of
- * every event sent, in the order sent.
+ * every event sent, in the order sent. `--cdc` sends Debezium change events of a `customers` table
+ * instead (sample/sample-changes.ts), keyed by the customer id so each key's changes stay in order.
  */
 import { promises as fs } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -19,6 +20,7 @@ import { ErrorKind, FloeError } from '../errors.ts';
 import type { SchemaRegistry, SchemaVersion } from '../ports/schema-registry.ts';
 import { encodeGsrFrame } from '../records/gsr.ts';
 import { sampleAvroDatum } from '../sample/sample-avro.ts';
+import { type ChangeEvent, changeKey, customerChanges } from '../sample/sample-changes.ts';
 import { sampleEvents, toNdjsonLine } from '../sample/sample-events.ts';
 
 export interface GenerateOptions {
@@ -34,6 +36,8 @@ export interface GenerateOptions {
   readonly rate?: string;
   readonly seed?: string;
   readonly recordTo?: string;
+  /** Debezium change events of a `customers` table instead of the sample's events (JSON only). */
+  readonly cdc?: boolean;
 }
 
 export interface GenerateResult {
@@ -96,26 +100,33 @@ export async function generateCommand(
   const format = opts.format ?? 'json';
   if (format !== 'json' && format !== 'avro')
     throw new FloeError(ErrorKind.ConfigInvalid, `--format must be json or avro, got ${format}`);
+  if (opts.cdc && format !== 'json')
+    throw new FloeError(
+      ErrorKind.ConfigInvalid,
+      '--cdc sends JSON change events; --format avro does not apply',
+    );
   const stream = opts.stream ?? 'floe-events';
   const registry = format === 'avro' ? (givenRegistry ?? (await registryFor(opts))) : undefined;
   const versions = new Map<string, { version: SchemaVersion; type: ReturnType<typeof avroDatumType> }>();
 
-  const events = sampleEvents({ seed, nowMs: systemClock.nowMs(), version });
+  const nowMs = systemClock.nowMs();
+  const events = opts.cdc ? customerChanges({ seed, nowMs }) : sampleEvents({ seed, nowMs, version });
   const byType: Record<string, number> = {};
   const recorded: string[] = [];
   const chunk = rate > 0 ? Math.max(1, Math.min(500, rate)) : 500;
   let sent = 0;
   const started = Date.now();
   out(
-    `sending ${n} ${version} ${format} events to stream ${stream}${opts.endpoint ? ` at ${opts.endpoint}` : ''}`,
+    `sending ${n} ${opts.cdc ? 'customer change' : `${version} ${format}`} events to stream ${stream}${opts.endpoint ? ` at ${opts.endpoint}` : ''}`,
   );
   while (sent < n) {
     const batch: ProducerRecord[] = [];
     for (let i = 0; i < chunk && sent + batch.length < n; i++) {
       const ev = events.next().value as Record<string, unknown>;
-      const line = toNdjsonLine(ev);
+      const line = opts.cdc ? JSON.stringify(ev) : toNdjsonLine(ev);
       recorded.push(line);
-      byType[String(ev.event_type)] = (byType[String(ev.event_type)] ?? 0) + 1;
+      const type = String(opts.cdc ? ev.op : ev.event_type);
+      byType[type] = (byType[type] ?? 0) + 1;
       let data: Uint8Array;
       if (registry) {
         const a = sampleAvroDatum(JSON.parse(line) as Record<string, unknown>, version);
@@ -129,7 +140,8 @@ export async function generateCommand(
         }
         data = encodeGsrFrame(v.version.id, v.type.encode(a.datum));
       } else data = new TextEncoder().encode(line);
-      batch.push({ data, partitionKey: String(ev.event_id) });
+      const partitionKey = opts.cdc ? changeKey(ev as ChangeEvent) : String(ev.event_id);
+      batch.push({ data, partitionKey });
     }
     await putRecords(client, stream, batch);
     sent += batch.length;

@@ -58,6 +58,13 @@ export function renderReport(
       ),
     );
   }
+  for (const t of report.tables) {
+    if (!t.upserts) continue;
+    const id = outcome.idOfResult(t);
+    lines.push(
+      `upsert table ${id.namespace}.${t.table}: ${t.upserts.upserted} key(s) inserted or replaced, ${t.upserts.deleted} deleted (the last change of each key)`,
+    );
+  }
   for (const f of report.failures) {
     const e = f.error as { message?: string; kind?: string };
     const id = outcome.idOfKey(f.table);

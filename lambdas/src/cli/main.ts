@@ -339,6 +339,19 @@ Exit codes: ${ExitCode.Ok} done; ${ExitCode.Error} error; ${ExitCode.TableFailed
     .option('--rate <n>', 'events per second (0: as fast as possible)', '0')
     .option('-s, --seed <s>', 'random seed', '42')
     .option('--record-to <file>', 'append every event sent to this NDJSON file')
+    .option(
+      '--cdc',
+      'send Debezium change events of a customers table instead (creates, updates, deletes, re-creates; JSON; partition key = customer id)',
+    )
+    .addHelpText(
+      'after',
+      `
+--cdc events are Debezium envelopes {before, after, op, ts_ms, source} with source.table
+"customers"; the table holds the last state of each customer when the stack's config routes and
+upserts them:
+  {"routing": {"tableField": "source.table"},
+   "upsert": {"customers": {"key": ["id"], "envelope": "debezium"}}}`,
+    )
     .action(async (opts) => {
       const { generateCommand } = await import('./generate-command.ts');
       await generateCommand(opts, out);
@@ -354,8 +367,8 @@ Exit codes: ${ExitCode.Ok} done; ${ExitCode.Error} error; ${ExitCode.TableFailed
     .option('--endpoint <url>', 'Kinesis endpoint of a local stack (see `floe local up`); default: AWS')
     .option('--region <region>', 'AWS region (default: $AWS_REGION)')
     .option(
-      '--partition-key-field <field>',
-      "partition key: this top-level field's value when a line has it (1–256 characters), else a hash of the line",
+      '--partition-key-field <fields>',
+      "partition key: this field's value when a line has it (1–256 characters), else a hash of the line; a top-level name, a dotted path (after.id), or comma-separated candidates tried in order (after.id,before.id)",
     )
     .option('-q, --quiet', 'no progress output')
     .addHelpText(
@@ -363,6 +376,11 @@ Exit codes: ${ExitCode.Ok} done; ${ExitCode.Error} error; ${ExitCode.TableFailed
       `
 Blank lines are skipped. Without --partition-key-field (or when a line lacks a usable value) the
 key is the first 32 hex digits of the SHA-256 of the line's bytes, so equal lines share a shard.
+The key is a string as it is, a number or boolean as its JSON text (an integer in decimal); null,
+objects and lists are not usable. A field named exactly F (dots included) is taken before the path
+F. Upsert tables need every change of a key on one shard, in order: key the records by the table's
+key, for Debezium envelopes after.id,before.id (a delete has only a before image), or
+payload.after.id,payload.before.id for Kafka Connect's {schema, payload} form.
 A line over the 1 MiB record limit (data + partition key) is reported with its file and line,
 skipped, and the rest are sent.
 
@@ -371,6 +389,7 @@ Exit codes: 0 every line sent; ${EXIT_LINES_SKIPPED} some lines skipped (the res
 Examples:
   floe send events.ndjson --endpoint http://127.0.0.1:4567          # into \`floe local up\`
   floe send day1.ndjson day2.ndjson --partition-key-field event_id --endpoint http://127.0.0.1:4567
+  floe send cdc.ndjson --partition-key-field after.id,before.id --endpoint http://127.0.0.1:4567
   AWS_REGION=eu-west-1 floe send events.ndjson --stream <StreamName>  # a deployed stack`,
     )
     .action(async (files: string[], opts) => {

@@ -4,14 +4,15 @@
  * out as one record, byte for byte — malformed lines too, so the pipeline dead-letters them as it
  * would in production. Files are streamed, never read whole; requests respect the PutRecords
  * limits; a line over the 1 MiB record limit is reported, skipped, and makes the exit code
- * {@link EXIT_LINES_SKIPPED}.
+ * {@link EXIT_LINES_SKIPPED}. `--partition-key-field` names the key: a field, a dotted path, or
+ * comma-separated candidates tried in order (records/partition-key.ts).
  */
 import { promises as fs } from 'node:fs';
 import { createKinesisClient, type KinesisClient, putRecords } from '../adapters/aws/kinesis-producer.ts';
 import { readByteLines } from '../adapters/local/byte-line-reader.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
 import { KINESIS_LIMITS, PutRequestBatcher, recordSize } from '../records/kinesis-batches.ts';
-import { partitionKeyOf } from '../records/partition-key.ts';
+import { keyFieldCandidates, partitionKeyOf } from '../records/partition-key.ts';
 import {
   EXIT_LINES_SKIPPED,
   type FileSendReport,
@@ -72,8 +73,14 @@ export async function sendCommand(
   deps: SendDeps = {},
 ): Promise<SendReport> {
   if (files.length === 0) throw new FloeError(ErrorKind.ConfigInvalid, 'floe send needs at least one file');
-  const field = opts.partitionKeyField;
-  if (field === '') throw new FloeError(ErrorKind.ConfigInvalid, '--partition-key-field must not be empty');
+  const spec = opts.partitionKeyField;
+  if (spec === '') throw new FloeError(ErrorKind.ConfigInvalid, '--partition-key-field must not be empty');
+  const fields = spec === undefined ? undefined : keyFieldCandidates(spec);
+  if (spec !== undefined && fields === undefined)
+    throw new FloeError(
+      ErrorKind.ConfigInvalid,
+      `--partition-key-field '${spec}' has an empty field name (give comma-separated fields or dotted paths, e.g. after.id,before.id)`,
+    );
   await checkFiles(files);
   const stream = opts.stream ?? DEFAULT_STREAM;
   const err = deps.err ?? ((s: string) => process.stderr.write(`${s}\n`));
@@ -126,7 +133,7 @@ export async function sendCommand(
           report.blank++;
           continue;
         }
-        const record = { data: l.bytes, partitionKey: partitionKeyOf(l.bytes, field), line: l.number };
+        const record = { data: l.bytes, partitionKey: partitionKeyOf(l.bytes, fields), line: l.number };
         const size = recordSize(record);
         if (size > RECORD_LIMIT) {
           skip(

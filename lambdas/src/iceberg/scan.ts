@@ -49,6 +49,8 @@ export interface ScanPlan {
   /** The schema to read with: the current schema, or the snapshot's schema when time travelling. */
   readonly schema: Schema;
   readonly tasks: readonly FileScanTask[];
+  /** Every live delete file (also those that apply to no data file the scan selected). */
+  readonly deleteFiles?: readonly PlannedFile[];
   /** Every partition spec of the table (tasks refer to them by `specId`). */
   readonly specs: readonly PartitionSpec[];
   /** Every schema of the table (equality deletes may name columns dropped since). */
@@ -117,7 +119,12 @@ export async function planScan(
       }
     }
   }
-  return { ...base, snapshot, tasks: assignDeletes(data, deletes, metadata['partition-specs']) };
+  return {
+    ...base,
+    snapshot,
+    tasks: assignDeletes(data, deletes, metadata['partition-specs']),
+    deleteFiles: deletes,
+  };
 }
 
 function scanSchema(metadata: TableMetadata, snapshot: Snapshot | undefined, timeTravel: boolean): Schema {

@@ -218,8 +218,10 @@ function mergeStruct(existing: StructType, incoming: StructType, path: string[],
       const t = mergeType(e.type, i.type, p, ctx, e.id);
       if (t !== e.type) f = { ...f, type: t };
     }
-    if (e.required && (i === undefined || !i.required)) {
-      relax(ctx, e.id, p, i === undefined ? 'absent from incoming data' : 'optional in incoming data');
+    // An identifier field stays required (the spec forbids optional ones): a record without it is
+    // refused on its own when it is converted, instead of the whole batch failing here.
+    if (e.required && !ctx.identifierIds.has(e.id) && (i === undefined || !i.required)) {
+      relax(ctx, p, i === undefined ? 'absent from incoming data' : 'optional in incoming data');
       f = { ...f, required: false };
     }
     if (f !== e) changed = true;
@@ -249,7 +251,7 @@ function mergeType(e: IcebergType, i: IcebergType, path: string[], ctx: Ctx, fie
       const p = [...path, 'element'];
       const element = mergeType(e.element, i.element, p, ctx);
       const relaxed = e.elementRequired && !i.elementRequired;
-      if (relaxed) relax(ctx, e.elementId, p, 'optional in incoming data');
+      if (relaxed) relax(ctx, p, 'optional in incoming data');
       return element === e.element && !relaxed
         ? e
         : { ...e, element, elementRequired: e.elementRequired && !relaxed };
@@ -266,7 +268,7 @@ function mergeType(e: IcebergType, i: IcebergType, path: string[], ctx: Ctx, fie
       const p = [...path, 'value'];
       const value = mergeType(e.value, i.value, p, ctx);
       const relaxed = e.valueRequired && !i.valueRequired;
-      if (relaxed) relax(ctx, e.valueId, p, 'optional in incoming data');
+      if (relaxed) relax(ctx, p, 'optional in incoming data');
       return value === e.value && !relaxed ? e : { ...e, value, valueRequired: e.valueRequired && !relaxed };
     }
     default: {
@@ -372,14 +374,7 @@ function dropUnknown(t: IcebergType): IcebergType | undefined {
   }
 }
 
-function relax(ctx: Ctx, id: number, path: string[], why: string): void {
-  if (ctx.identifierIds.has(id)) {
-    throw new FloeError(
-      ErrorKind.SchemaIncompatible,
-      `column ${show(ctx, path)} is an identifier field and must stay required, but it is ${why}`,
-      { context: { field: `${ctx.prefix}${path.join('.')}` } },
-    );
-  }
+function relax(ctx: Ctx, path: string[], why: string): void {
   ctx.changes.push(`made column ${show(ctx, path)} optional (${why})`);
 }
 

@@ -49,7 +49,7 @@ export function tableViewSql(plan: ScanPlan, resolvePath: ResolvePath): string {
     const posDeletes = task.deletes.filter((d) => d.file.content === DataFileContent.POSITION_DELETES);
     const hidden = eqDeletes
       .flatMap((d) => d.file.equality_ids ?? [])
-      .filter((id) => !fields.some((f) => f.id === id));
+      .filter((id) => fieldPath(fields, id) === undefined);
     const columns = [...taskColumns(plan, task), ...hiddenColumns(plan, [...new Set(hidden)])];
     const schemaMap = schemaMapSql(columns);
     if (task.deletes.length === 0) {
@@ -141,9 +141,33 @@ function eqColumn(id: number): string {
   return quoteIdent(`f${id}`);
 }
 
+/** The data side of an equality column: `"customer"."id"` for a field nested in structs. */
 function dataColumn(fields: readonly NestedField[], id: number): string {
-  const f = fields.find((x) => x.id === id);
-  return quoteIdent(f ? f.name : hiddenName(id));
+  const path = fieldPath(fields, id);
+  return path ? path.map((f) => quoteIdent(f.name)).join('.') : quoteIdent(hiddenName(id));
+}
+
+/** The fields from a top-level column down to field `id` through structs, if `fields` has it. */
+function fieldPath(fields: readonly NestedField[], id: number): NestedField[] | undefined {
+  for (const f of fields) {
+    if (f.id === id) return [f];
+    if (f.type.kind === 'struct') {
+      const inner = fieldPath(f.type.fields, id);
+      if (inner) return [f, ...inner];
+    }
+  }
+  return undefined;
+}
+
+/** `f` with only the fields on the way to `ids` (an equality delete file holds just those). */
+function pruned(f: NestedField, ids: ReadonlySet<number>): IcebergType {
+  if (ids.has(f.id) || f.type.kind !== 'struct') return f.type;
+  const kept = f.type.fields.filter((c) => ids.has(c.id) || fieldPathIds(c).some((x) => ids.has(x)));
+  return { kind: 'struct', fields: kept.map((c) => ({ ...c, type: pruned(c, ids) })) };
+}
+
+function fieldPathIds(f: NestedField): number[] {
+  return f.type.kind === 'struct' ? f.type.fields.flatMap((c) => [c.id, ...fieldPathIds(c)]) : [];
 }
 
 /** Type of a top-level field id, from the plan schema first, then the newest other schema defining it. */
@@ -157,6 +181,16 @@ function fieldType(plan: ScanPlan, id: number): IcebergType {
     ErrorKind.FeatureUnsupported,
     `equality delete on field id ${id}, which is not a top-level column of any schema`,
   );
+}
+
+/** The path of a field nested in structs (plan schema first, then newer schemas); undefined for top-level ones. */
+function nestedPath(plan: ScanPlan, id: number): NestedField[] | undefined {
+  const schemas: Schema[] = [plan.schema, ...[...plan.schemas].sort((a, b) => b.schemaId - a.schemaId)];
+  for (const s of schemas) {
+    const path = fieldPath(s.fields, id);
+    if (path) return path.length > 1 ? path : undefined;
+  }
+  return undefined;
 }
 
 /** One CTE per delete file, shared by every data file it applies to. */
@@ -200,12 +234,22 @@ class DeleteCtes {
     if (ids.length === 0) {
       throw new FloeError(ErrorKind.DataInvalid, `equality delete file ${path} has no equality_ids`);
     }
-    const columns = ids.map((id) => ({
-      id,
-      name: `f${id}`,
-      type: fieldType(this.plan, id),
-      defaultText: undefined,
-    }));
-    return `SELECT ${ids.map(eqColumn).join(', ')} FROM ${readParquet(file, schemaMapSql(columns))})`;
+    // Read each equality column's top-level column (a struct pruned to the key fields in it), then
+    // project the key fields flat, as `f<id>`.
+    const wanted = new Set(ids);
+    const tops = new Map<number, Column>();
+    const select = ids.map((id) => {
+      const path = nestedPath(this.plan, id);
+      if (!path) return `${eqColumn(id)}`;
+      const top = path[0]!;
+      tops.set(top.id, { id: top.id, name: `f${top.id}`, type: pruned(top, wanted), defaultText: undefined });
+      const rest = path.slice(1).map((x) => `.${quoteIdent(x.name)}`);
+      return `${quoteIdent(`f${top.id}`)}${rest.join('')} AS ${eqColumn(id)}`;
+    });
+    const columns: Column[] = ids
+      .filter((id) => !nestedPath(this.plan, id))
+      .map((id) => ({ id, name: `f${id}`, type: fieldType(this.plan, id), defaultText: undefined }));
+    columns.push(...tops.values());
+    return `SELECT ${select.join(', ')} FROM ${readParquet(file, schemaMapSql(columns))})`;
   }
 }

@@ -45,12 +45,16 @@ export function recordSize(r: SizedRecord): number {
 
 /**
  * Accumulates records in order and hands back a full request as soon as the next record would
- * break a limit. A record larger than a whole request still goes alone (the service rejects it;
- * callers check {@link KINESIS_LIMITS.bytesPerRecord} first).
+ * break a limit, or would repeat a partition key of the request: PutRecords may reject some entries
+ * of a request and accept later ones, so a rejected record sent again would land after a later
+ * record of its key — the wrong order for an upsert table. With one record per key per request,
+ * every key's records land in order. A record larger than a whole request still goes alone (the
+ * service rejects it; callers check {@link KINESIS_LIMITS.bytesPerRecord} first).
  */
 export class PutRequestBatcher<R extends SizedRecord> {
   private records: R[] = [];
   private bytes = 0;
+  private readonly keys = new Set<string>();
 
   constructor(private readonly limits: RequestLimits = KINESIS_LIMITS) {}
 
@@ -61,14 +65,17 @@ export class PutRequestBatcher<R extends SizedRecord> {
     if (
       this.records.length > 0 &&
       (this.records.length >= this.limits.recordsPerRequest ||
-        this.bytes + size > this.limits.bytesPerRequest)
+        this.bytes + size > this.limits.bytesPerRequest ||
+        this.keys.has(r.partitionKey))
     ) {
       full = this.records;
       this.records = [];
       this.bytes = 0;
+      this.keys.clear();
     }
     this.records.push(r);
     this.bytes += size;
+    this.keys.add(r.partitionKey);
     return full;
   }
 
@@ -78,6 +85,7 @@ export class PutRequestBatcher<R extends SizedRecord> {
     const rest = this.records;
     this.records = [];
     this.bytes = 0;
+    this.keys.clear();
     return rest;
   }
 

@@ -227,10 +227,14 @@ describe('unionByName', () => {
     expect(e.message).toMatch(message);
   });
 
-  it('refuses to relax an identifier field', () => {
-    const e = thrown(() => unionByName(TABLE, struct([f('qty', T.int, true)]), 14, 2));
-    expect(e.kind).toBe('SchemaIncompatible');
-    expect(e.message).toMatch(/event_id is an identifier field/);
+  it('keeps an identifier field required when incoming data lacks it or has it optional', () => {
+    // Records without it are refused one by one when converted; the batch does not fail here.
+    for (const incoming of [struct([f('qty', T.int, true)]), struct([f('event_id', T.string, false)])]) {
+      const r = unionByName(TABLE, incoming, 14, 2);
+      const id = (r.schema ?? TABLE).fields.find((x) => x.name === 'event_id');
+      expect(id?.required).toBe(true);
+      expect(r.changes.join(' ')).not.toMatch(/event_id/);
+    }
   });
 
   it('handles v3-only types by format version', () => {

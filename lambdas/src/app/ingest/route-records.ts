@@ -6,7 +6,8 @@
  * The loop runs once per record: its steps are plain functions over one `Routing` (no closures
  * per record), and it awaits only the schema registry and the rules (when the config has some).
  */
-import { type FloeConfig, hasRecordRules, readerDepthLimit } from '../../config.ts';
+import { type FloeConfig, hasRecordRules, readerDepthLimit, upsertFor } from '../../config.ts';
+import { readChange } from '../../records/change-event.ts';
 import {
   type DecodeContext,
   type DecodedAvro,
@@ -74,7 +75,8 @@ export async function routeRecords(deps: IngestDeps, batch: KinesisBatch): Promi
       if (table !== undefined)
         takeAvro(r, i, decoded, table, rules && (await rules.checkTyped(decoded.row, decoded.struct, table)));
     } else {
-      const json = routeJson(r, i, decoded.value as JsonObject);
+      const routed = routeJson(r, i, decoded.value as JsonObject);
+      const json = routed && changeOf(r, i, routed);
       if (json !== undefined) takeJson(r, i, json, rules && (await rules.check(json.value, json.w.table)));
     }
   }
@@ -191,6 +193,11 @@ function takeAvro(
   checked: TypedRuleResult | undefined,
 ): void {
   let avro = decoded;
+  if (upsertFor(r.cfg, table)) {
+    const detail = `table '${table}': upsert tables read JSON change events; an Avro record has no operation Floe can read yet`;
+    reject(r, i, DeadLetterReason.BadOperation, detail, table);
+    return;
+  }
   if (checked) {
     if (!checked.ok) {
       reject(r, i, checked.reason, checked.detail, table);
@@ -235,6 +242,22 @@ function routeJson(r: Routing, i: number, value: JsonObject): RoutedJson | undef
     : { w: workFor(r, route.table), value, transformed: false };
 }
 
+/**
+ * An upsert table's record read as a change (records/change-event.ts): the row it writes (the key
+ * alone for a delete), its operation noted; undefined: dead-lettered (no key, unknown operation).
+ */
+function changeOf(r: Routing, i: number, json: RoutedJson): RoutedJson | undefined {
+  const upsert = upsertFor(r.cfg, json.w.table);
+  if (!upsert) return json;
+  const change = readChange(upsert, json.value, json.w.table);
+  if (!change.ok) {
+    reject(r, i, change.reason, change.detail, json.w.table);
+    return undefined;
+  }
+  json.w.ops.set(i, change.op);
+  return change.row === json.value ? json : { ...json, value: change.row, transformed: true };
+}
+
 /** Adds a routed JSON record to its table, as the rules left it (`checked`, when there are any). */
 function takeJson(r: Routing, i: number, json: RoutedJson, checked: RuleResult | undefined): void {
   const { w } = json;
@@ -266,7 +289,7 @@ function reject(r: Routing, i: number, reason: DeadLetter['reason'], detail: str
 function workFor(r: Routing, table: string): TableWork {
   let w = r.work.get(table);
   if (!w) {
-    w = { table, json: [], avro: [], transformed: new Map() };
+    w = { table, json: [], avro: [], transformed: new Map(), ops: new Map() };
     r.work.set(table, w);
   }
   return w;

@@ -1,5 +1,6 @@
 /** What routing a batch gives the steps after it: each table's work, and what cannot land. */
 import type { DeadLetterRecord } from '../../ports/dead-letters.ts';
+import type { ChangeOp } from '../../records/change-event.ts';
 import type { DecodedAvro } from '../../records/decode.ts';
 import type { KinesisBatch } from '../../records/kinesis-event.ts';
 import type { FastPath } from '../load-columnar.ts';
@@ -18,6 +19,8 @@ export interface TableWork {
   avro: AvroItem[];
   /** JSON records that field lists changed: index → the record to write. */
   readonly transformed: Map<number, string>;
+  /** Upsert tables: index → what the record does to its key's row. */
+  readonly ops: Map<number, ChangeOp>;
 }
 
 /** The batch routed: each table's work, the fast path's columns, and what cannot land. */

@@ -1,5 +1,5 @@
 /** Staging a table's JSON records: columns straight to Parquet, rows through the generic path, or pending. */
-import { hintsFor, typeConflictFor } from '../../config.ts';
+import { hintsFor, typeConflictFor, upsertFor } from '../../config.ts';
 import { ErrorKind, isFloeError } from '../../errors.ts';
 import { currentSchema } from '../../iceberg/table-metadata.ts';
 import { supportsColumnar } from '../../parquet/index.ts';
@@ -22,6 +22,12 @@ export async function stageJson(
   columnar: ColumnarTableBatch | undefined,
 ): Promise<StagedPart> {
   let json = t.work.json;
+  // Upsert tables: the committer orders every change of a commit by key, so all of them wait for it.
+  if (upsertFor(t.deps.config, t.work.table)) {
+    return json.length === 0
+      ? NOTHING_STAGED
+      : { files: [], rejected: [], pending: json.map((p) => p.seq), path: 'pending' };
+  }
   if (columnar && columnar.rowCount > 0) {
     const fitted = t.base && json.length === 0 ? await columnarFits(t, t.base, columnar) : undefined;
     if (fitted) return { files: fitted, rejected: [], pending: [], path: 'columnar' };

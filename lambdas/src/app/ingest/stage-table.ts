@@ -85,12 +85,14 @@ function entryFiles(written: readonly WrittenFile[]): LedgerFile[] {
 async function putPendingFragment(t: StageInput, pending: number[]): Promise<LedgerFile> {
   const { deps, batch } = t;
   const { records, shardId } = batch;
-  const { table, transformed } = t.work;
+  const { table, transformed, ops } = t.work;
   pending.sort((a, b) => a - b);
   const fragment: FragmentRecord[] = pending.map((i) => {
     const r = records[i]!;
     const value = transformed.get(i);
+    const op = ops.get(i);
     return {
+      ...(op === undefined ? {} : { op }),
       sequenceNumber: r.sequenceNumber,
       partitionKey: r.partitionKey,
       arrivalMs: r.arrivalMs,

@@ -296,6 +296,10 @@ function danglingDeletes(plan: ScanPlan, rewritten: ReadonlyMap<string, DataFile
   }
   const out = new Map<string, DataFile>();
   for (const [path, t] of targets) if (t.all) out.set(path, t.file);
+  // A delete file that applies to no live data file at all (an upsert's delete of keys that were
+  // new) never will: later data files have larger sequence numbers and other paths.
+  for (const d of plan.deleteFiles ?? [])
+    if (!targets.has(d.file.file_path)) out.set(d.file.file_path, d.file);
   return out;
 }
 

@@ -1,0 +1,232 @@
+/**
+ * Writing one commit's changes to an upsert table (config `upsert`; spec: "Equality Delete Files",
+ * "Scan Planning").
+ *
+ * Within one commit every file gets the same data sequence number, and an equality delete only
+ * applies to data files with a smaller one, so a key written twice in one commit cannot be fixed by
+ * an equality delete. Flink's writer removes the earlier row with a position delete; here the whole
+ * commit's rows are in memory, so only the last change of each key (in stream order) is written at
+ * all, and an equality delete on the key's field ids removes every older row of every touched key.
+ *
+ * Partitions: an equality delete applies only to data files of its own spec and partition, unless
+ * its spec is unpartitioned. A key's row may have moved partitions (an event time changed), so the
+ * deletes of a partitioned table are global (written under an unpartitioned spec, added to the
+ * table if it has none) — unless the table has only ever had one spec and the key determines the
+ * partition (every partition source is a key column), where partitioned deletes are exact.
+ */
+import { type DataFile, DataFileContent } from '../iceberg/manifest/types.ts';
+import type { TableUpdate } from '../iceberg/metadata/index.ts';
+import type { PartitionSpec } from '../iceberg/partition-spec.ts';
+import type { Schema } from '../iceberg/schema.ts';
+import { currentSnapshot, type TableMetadata } from '../iceberg/table-metadata.ts';
+import { type IcebergType, isPrimitive, type NestedField } from '../iceberg/types.ts';
+import type { IcebergValue, Row } from '../iceberg/values.ts';
+import type { ChangeOp } from '../records/change-event.ts';
+import { writeRows } from './load-generic.ts';
+import type { LoadDeps } from './load-types.ts';
+
+export interface ChangeWrite {
+  readonly dataFiles: DataFile[];
+  /** Equality delete files, all under `deleteSpecId`. */
+  readonly deleteFiles: DataFile[];
+  readonly deleteSpecId: number;
+  /** Metadata changes the deletes need (an unpartitioned spec for global deletes). */
+  readonly updates: TableUpdate[];
+  /** Index into the rows → why that row could not be written (its record becomes a dead letter). */
+  readonly failed: Map<number, string>;
+  /** Keys whose last change upserts a row / deletes it. */
+  readonly upserted: number;
+  readonly deleted: number;
+}
+
+/** A key column: where it is in a row and its field id. */
+interface KeyColumn {
+  readonly path: readonly string[];
+  readonly id: number;
+}
+
+/**
+ * Writes the last change of each key: its row (upserts) as data files, and one equality delete
+ * row per touched key. `ops[i]` is what `rows[i]` does; rows are in stream order.
+ */
+export async function writeChanges(
+  deps: Pick<LoadDeps, 'store' | 'ids' | 'maxRowsPerFile' | 'encoder'>,
+  m: TableMetadata,
+  schema: Schema,
+  spec: PartitionSpec,
+  rows: readonly Row[],
+  ops: readonly (ChangeOp | undefined)[],
+  keyPaths: readonly string[],
+  staged: string[],
+  table: string,
+): Promise<ChangeWrite> {
+  const key = keyColumns(schema, keyPaths, table);
+  const failed = new Map<number, string>();
+  if (typeof key === 'string') {
+    for (let i = 0; i < rows.length; i++) failed.set(i, key);
+    return {
+      dataFiles: [],
+      deleteFiles: [],
+      deleteSpecId: spec['spec-id'],
+      updates: [],
+      failed,
+      upserted: 0,
+      deleted: 0,
+    };
+  }
+  const last = lastChangeOfEachKey(rows, key);
+  const survivors = [...last.values()].filter((i) => ops[i] !== 'delete').sort((a, b) => a - b);
+  const written = await writeRows(
+    deps,
+    m,
+    schema,
+    spec,
+    survivors.map((i) => rows[i]!),
+    staged,
+  );
+  for (const [j, why] of written.failed) failed.set(survivors[j]!, why);
+
+  // A table without a snapshot has no older row for a delete to remove.
+  if (currentSnapshot(m) === undefined) {
+    return {
+      dataFiles: written.dataFiles,
+      deleteFiles: [],
+      deleteSpecId: spec['spec-id'],
+      updates: [],
+      failed,
+      upserted: survivors.length,
+      deleted: last.size - survivors.length,
+    };
+  }
+  const target = deleteTarget(m, spec, key);
+  const keySchema = keyOnlySchema(schema, key);
+  const keyRows = [...last.values()].map((i) => keyOnlyRow(rows[i]!, key));
+  const deletes = await writeRows(deps, m, keySchema, target.spec, keyRows, staged);
+  if (deletes.failed.size > 0) {
+    // A key the writer refuses as a delete is refused as a row too: nothing of it lands.
+    const reps = [...last.values()];
+    for (const [j, why] of deletes.failed) failed.set(reps[j]!, `equality delete: ${why}`);
+  }
+  const equalityIds = key.map((k) => k.id);
+  return {
+    dataFiles: written.dataFiles,
+    deleteFiles: deletes.dataFiles.map((f) => asEqualityDeletes(f, equalityIds)),
+    deleteSpecId: target.spec['spec-id'],
+    updates: target.updates,
+    failed,
+    upserted: survivors.length,
+    deleted: last.size - survivors.length,
+  };
+}
+
+/** Key → index of its last row. */
+function lastChangeOfEachKey(rows: readonly Row[], key: readonly KeyColumn[]): Map<string, number> {
+  const last = new Map<string, number>();
+  for (let i = 0; i < rows.length; i++) {
+    const k = keyString(rows[i]!, key);
+    last.delete(k); // re-inserted: the map's order is the order of last changes
+    last.set(k, i);
+  }
+  return last;
+}
+
+/** An exact, type-tagged text of a row's key values (1 and "1" differ; bytes as hex). */
+export function keyString(row: Row, key: readonly KeyColumn[]): string {
+  return key
+    .map((k) => {
+      const v = valueAtPath(row, k.path);
+      if (v === null || v === undefined) return 'n';
+      if (v instanceof Uint8Array) return `x${Buffer.from(v).toString('hex')}`;
+      return `${typeof v}:${String(v)}`;
+    })
+    .join('\u0000');
+}
+
+function valueAtPath(row: Row, path: readonly string[]): IcebergValue {
+  let v: IcebergValue = row;
+  for (const p of path) {
+    if (v === null || v === undefined || typeof v !== 'object') return undefined;
+    v = (v as Row)[p];
+  }
+  return v;
+}
+
+/** The key's columns in `schema`, or why they cannot be a key (every record is then refused). */
+function keyColumns(schema: Schema, keyPaths: readonly string[], table: string): KeyColumn[] | string {
+  const out: KeyColumn[] = [];
+  for (const dotted of keyPaths) {
+    const path = dotted.split('.');
+    let fields: readonly NestedField[] = schema.fields;
+    let field: NestedField | undefined;
+    for (const p of path) {
+      field = fields.find((f) => f.name === p);
+      if (!field) break;
+      fields = field.type.kind === 'struct' ? field.type.fields : [];
+    }
+    // Only when a field list dropped it after the key was read: each record is refused, naming it.
+    if (!field)
+      return `table '${table}': key column '${dotted}' is not in the table (a field list drops it?)`;
+    if (!allowedKeyType(field.type))
+      return `table '${table}': key column '${dotted}' is ${typeName(field.type)}; an equality delete column must be a primitive other than float or double`;
+    out.push({ path, id: field.id });
+  }
+  return out;
+}
+
+function allowedKeyType(t: IcebergType): boolean {
+  return isPrimitive(t) && t.kind !== 'float' && t.kind !== 'double';
+}
+
+function typeName(t: IcebergType): string {
+  return isPrimitive(t) ? t.kind : `a ${t.kind}`;
+}
+
+/** The schema of equality delete files: the key columns, nested in their (pruned) structs. */
+function keyOnlySchema(schema: Schema, key: readonly KeyColumn[]): Schema {
+  const ids = new Set(key.map((k) => k.id));
+  const prune = (fields: readonly NestedField[]): NestedField[] =>
+    fields.flatMap((f): NestedField[] => {
+      if (ids.has(f.id)) return [f];
+      if (f.type.kind !== 'struct') return [];
+      const inner = prune(f.type.fields);
+      return inner.length === 0 ? [] : [{ ...f, type: { kind: 'struct', fields: inner } }];
+    });
+  return { schemaId: schema.schemaId, fields: prune(schema.fields) };
+}
+
+function keyOnlyRow(row: Row, key: readonly KeyColumn[]): Row {
+  const out: Row = {};
+  for (const k of key) {
+    let dst: Record<string, IcebergValue> = out;
+    for (let i = 0; i < k.path.length - 1; i++) {
+      const p = k.path[i]!;
+      dst[p] ??= {};
+      dst = dst[p] as Record<string, IcebergValue>;
+    }
+    dst[k.path[k.path.length - 1]!] = valueAtPath(row, k.path);
+  }
+  return out;
+}
+
+/** The spec the deletes are written under, and the update that adds it if the table lacks it. */
+function deleteTarget(
+  m: TableMetadata,
+  spec: PartitionSpec,
+  key: readonly KeyColumn[],
+): { spec: PartitionSpec; updates: TableUpdate[] } {
+  if (spec.fields.length === 0) return { spec, updates: [] };
+  const keyIds = new Set(key.map((k) => k.id));
+  const onlySpec =
+    m['partition-specs'].length === 1 && m['partition-specs'][0]!['spec-id'] === spec['spec-id'];
+  if (onlySpec && spec.fields.every((f) => keyIds.has(f['source-id']))) return { spec, updates: [] };
+  const unpartitioned = m['partition-specs'].find((s) => s.fields.length === 0);
+  if (unpartitioned) return { spec: unpartitioned, updates: [] };
+  const id = Math.max(...m['partition-specs'].map((s) => s['spec-id'])) + 1;
+  const added: PartitionSpec = { 'spec-id': id, fields: [] };
+  return { spec: added, updates: [{ action: 'add-spec', spec: added }] };
+}
+
+function asEqualityDeletes(f: DataFile, equalityIds: readonly number[]): DataFile {
+  // Sort order ids belong to data files and equality deletes alike; Floe writes unsorted files.
+  return { ...f, content: DataFileContent.EQUALITY_DELETES, equality_ids: [...equalityIds] };
+}

@@ -1,0 +1,149 @@
+/**
+ * Change events of upsert tables (config `upsert`): what a record does to the row its key names.
+ *
+ * - Plain records: every record is an upsert, unless `operationField` names a field whose value
+ *   (case-insensitive) is `c`, `r`, `u`, `insert`, `update`, `upsert` (insert or replace) or `d`,
+ *   `delete` (delete by key).
+ * - `envelope: 'debezium'`: `{before, after, op, ts_ms, source}` (optionally wrapped as Kafka
+ *   Connect's `{schema, payload}`): the row is `after`, or `before` for `op: 'd'`.
+ *
+ * A delete's row is its key alone: the rest of a before-image shapes nothing in the table.
+ */
+import type { JsonObject, JsonValue } from './json-line.ts';
+import { JsonNumberText } from './json-line.ts';
+
+export interface UpsertSpec {
+  /** Top-level fields or dotted paths (`customer.id`) that together identify a row. */
+  readonly key: readonly string[];
+  /** The field that carries the operation; absent: every record is an upsert. */
+  readonly operationField?: string;
+  readonly envelope?: 'debezium';
+}
+
+export type ChangeOp = 'upsert' | 'delete';
+
+export type Change =
+  | { readonly ok: true; readonly op: ChangeOp; readonly row: JsonObject }
+  | { readonly ok: false; readonly reason: 'missing-key' | 'bad-operation'; readonly detail: string };
+
+const UPSERT_OPS: ReadonlySet<string> = new Set(['c', 'r', 'u', 'insert', 'update', 'upsert']);
+const DELETE_OPS: ReadonlySet<string> = new Set(['d', 'delete']);
+
+/** What `record` (as routed to `table`) does; a refusal names the table, the field and the value. */
+export function readChange(spec: UpsertSpec, record: JsonObject, table: string): Change {
+  const event = spec.envelope === 'debezium' ? debeziumEvent(record, table) : plainEvent(spec, record, table);
+  if (!event.ok) return event;
+  const key = keyOf(spec, event.row, table);
+  if (key !== undefined) return key;
+  return { ok: true, op: event.op, row: event.op === 'delete' ? keyProjection(spec, event.row) : event.row };
+}
+
+function plainEvent(spec: UpsertSpec, record: JsonObject, table: string): Change {
+  const field = spec.operationField;
+  if (field === undefined) return { ok: true, op: 'upsert', row: record };
+  const op = operationOf(Object.hasOwn(record, field) ? record[field] : undefined);
+  if (op === undefined) {
+    return {
+      ok: false,
+      reason: 'bad-operation',
+      detail: `table '${table}': operation field '${field}' is ${shown(record, field)}; expected one of c, r, u, insert, update, upsert (insert or replace), d, delete`,
+    };
+  }
+  return { ok: true, op, row: record };
+}
+
+function debeziumEvent(record: JsonObject, table: string): Change {
+  const payload = record.payload;
+  const env = Object.hasOwn(record, 'schema') && isObject(payload) ? payload : record;
+  const op = Object.hasOwn(env, 'op') ? env.op : undefined;
+  const kind = typeof op === 'string' ? op.toLowerCase() : undefined;
+  const image = (name: 'before' | 'after', what: ChangeOp): Change => {
+    const row = Object.hasOwn(env, name) ? env[name] : undefined;
+    if (isObject(row)) return { ok: true, op: what, row };
+    return {
+      ok: false,
+      reason: 'missing-key',
+      detail: `table '${table}': Debezium op '${String(op)}' has no '${name}' image (${describe(row)}), so no key${name === 'before' ? ' (a delete needs REPLICA IDENTITY with the key)' : ''}`,
+    };
+  };
+  if (kind === 'c' || kind === 'r' || kind === 'u') return image('after', 'upsert');
+  if (kind === 'd') return image('before', 'delete');
+  return {
+    ok: false,
+    reason: 'bad-operation',
+    detail: `table '${table}': Debezium op is ${describe(op)}; expected c, r, u or d (truncate and message events carry no row)`,
+  };
+}
+
+function operationOf(v: JsonValue | undefined): ChangeOp | undefined {
+  if (typeof v !== 'string') return undefined;
+  const op = v.toLowerCase();
+  if (UPSERT_OPS.has(op)) return 'upsert';
+  if (DELETE_OPS.has(op)) return 'delete';
+  return undefined;
+}
+
+/** A refusal when a key part is missing, null, or not a single value; undefined when the key is whole. */
+function keyOf(spec: UpsertSpec, row: JsonObject, table: string): Change | undefined {
+  for (const path of spec.key) {
+    const v = valueAt(row, path);
+    let why: string | undefined;
+    if (v === undefined) why = 'is missing';
+    else if (v === null) why = 'is null';
+    else if (typeof v === 'object' && !(v instanceof JsonNumberText))
+      why = `holds ${Array.isArray(v) ? 'a list' : 'an object'}, not a single value`;
+    else if (typeof v === 'number' || v instanceof JsonNumberText)
+      why = `is ${typeof v === 'number' ? v : v.text}: a fractional number cannot be a key (Iceberg forbids float and double identifier and equality columns)`;
+    if (why !== undefined)
+      return { ok: false, reason: 'missing-key', detail: `table '${table}': key field '${path}' ${why}` };
+  }
+  return undefined;
+}
+
+/** The key fields of `row` alone, nested as in the row. */
+function keyProjection(spec: UpsertSpec, row: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const path of spec.key) {
+    const parts = path.split('.');
+    let src: JsonObject = row;
+    let dst: JsonObject = out;
+    for (let i = 0; i < parts.length - 1; i++) {
+      const p = parts[i]!;
+      src = src[p] as JsonObject;
+      if (!Object.hasOwn(dst, p)) dst[p] = {};
+      dst = dst[p] as JsonObject;
+    }
+    const last = parts[parts.length - 1]!;
+    dst[last] = src[last]!;
+  }
+  return out;
+}
+
+/** The value at a dotted path of own keys; undefined when a step is missing or not an object. */
+export function valueAt(row: JsonObject, path: string): JsonValue | undefined {
+  let v: JsonValue | undefined = row;
+  for (const p of path.split('.')) {
+    if (!isObject(v) || !Object.hasOwn(v, p)) return undefined;
+    v = v[p];
+  }
+  return v;
+}
+
+function isObject(v: JsonValue | undefined): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JsonNumberText);
+}
+
+function shown(record: JsonObject, field: string): string {
+  return Object.hasOwn(record, field) ? describe(record[field]) : 'missing';
+}
+
+function describe(v: JsonValue | undefined): string {
+  if (v === undefined) return 'missing';
+  if (typeof v === 'bigint') return v.toString();
+  if (v instanceof JsonNumberText) return v.text;
+  const text =
+    JSON.stringify(v, (_k, x) =>
+      typeof x === 'bigint' ? x.toString() : x instanceof JsonNumberText ? x.text : x,
+    ) ?? String(v);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
