@@ -1,10 +1,13 @@
 /**
  * The committer Lambda on an EventBridge schedule (DESIGN §1, §4, §5): every run commits each
  * table with staged work under its DynamoDB lease. One run at a time is what the design expects:
- * the lease makes overlapping runs safe, but they would only wait on each other's leases, so the
- * function reserves a concurrency of 1 (configurable to 0 for accounts whose concurrency quota
- * cannot spare a reservation). A scheduled event that finds a run still going is throttled and
- * dropped after a minute (`maxEventAge`) rather than queued for hours: the next tick comes anyway.
+ * the table leases make overlapping runs safe, but they would only wait on each other's leases.
+ * Runs take a run lease in the ledger table (lambdas/src/handlers/run-lease.ts): an invocation
+ * that finds it held returns at once. No concurrency is reserved by default: Lambda keeps 100
+ * executions of the account unreserved, so an account whose quota is 10 (new accounts) cannot
+ * reserve any and the deploy would fail; `-c committerReservedConcurrency=1` reserves one (and one
+ * for maintenance) where the quota allows. Scheduled runs are never retried asynchronously and a
+ * throttled one is dropped after a minute (`maxEventAge`): the next tick comes anyway.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';

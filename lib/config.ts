@@ -24,7 +24,14 @@ import {
 import { parseDuration } from '../lambdas/src/cli/duration.ts';
 import { type FloeConfig, parseConfig } from '../lambdas/src/config.ts';
 import { ErrorKind, FloeError, isFloeError } from '../lambdas/src/errors.ts';
+import {
+  formatPerTableMetrics,
+  MAX_TOP_TABLES,
+  type PerTableMetrics,
+  parsePerTableMetrics,
+} from '../lambdas/src/handlers/table-metrics.ts';
 import { maintenanceEnvBytes } from './maintenance-env.ts';
+import { type NamespaceScope, parseAllowedNamespaces, reachableNamespaces } from './namespaces.ts';
 
 export const APP_TYPES = ['dynamic', 'dynamic-avro'] as const;
 export type AppType = (typeof APP_TYPES)[number];
@@ -38,6 +45,8 @@ export const REMOVAL_POLICIES = ['retain', 'destroy'] as const;
 export type RemovalSetting = (typeof REMOVAL_POLICIES)[number];
 export const MAINTENANCE_SETTINGS = ['floe', 'glue', 'off'] as const;
 export type MaintenanceSetting = (typeof MAINTENANCE_SETTINGS)[number];
+export const S3_TABLES_CATALOG_SETTINGS = ['ensure', 'skip'] as const;
+export type S3TablesCatalogSetting = (typeof S3_TABLES_CATALOG_SETTINGS)[number];
 
 /** Retention periods CloudWatch Logs accepts (days). */
 const LOG_RETENTION_DAYS = [
@@ -65,6 +74,7 @@ export const CONTEXT_KEYS = [
   'tableSuffix',
   'defaultTable',
   'allowList',
+  'allowedNamespaces',
   'avroRouteBy',
   'partitionCandidates',
   'jsonFallback',
@@ -104,6 +114,9 @@ export const CONTEXT_KEYS = [
   'maintenanceMemoryMb',
   'maintenanceTimeoutSeconds',
   'smallFilesAlarmFiles',
+  'perTableMetrics',
+  'athenaResultsExpirationDays',
+  's3TablesCatalog',
 ] as const;
 export type ContextKey = (typeof CONTEXT_KEYS)[number];
 
@@ -133,7 +146,10 @@ export interface CommitterSettings {
   readonly memoryMb: number;
   readonly timeoutSeconds: number;
   readonly commitConcurrency: number;
-  /** 1: one committer run at a time (the design's expectation); 0: no reservation. */
+  /**
+   * 0 (default): no reservation (runs are serialized by a run lease in the ledger table, so the
+   * deploy works in accounts whose concurrency quota cannot spare one); 1: reserved as well.
+   */
   readonly reservedConcurrency: 0 | 1;
   /** Unset: the handler's default (120 s). */
   readonly leaseSeconds?: number;
@@ -187,6 +203,17 @@ export interface MaintenanceContextSettings {
   readonly smallFilesAlarmFiles: number;
 }
 
+/** Athena for analysts (lib/athena.ts). */
+export interface AthenaSettings {
+  /** Days query results are kept in the results bucket. */
+  readonly resultsExpirationDays: number;
+  /**
+   * S3 Tables: `ensure` creates the account's `s3tablescatalog` federated catalog (Glue
+   * CreateCatalog) unless it exists; `skip` leaves the integration to the account. Glue: undefined.
+   */
+  readonly s3TablesCatalog?: S3TablesCatalogSetting;
+}
+
 export interface AlarmSettings {
   readonly iteratorAgeMinutes: number;
   readonly freshnessMinutes: number;
@@ -201,6 +228,11 @@ export interface FloeSettings {
   readonly stackName: string;
   /** Glue database / S3 Tables namespace. */
   readonly namespace: string;
+  /**
+   * Every namespace the configuration can route to (the stack's, a template's literal one,
+   * consolidation rules', `allowedNamespaces`): what IAM grants (lib/namespaces.ts).
+   */
+  readonly namespaces: NamespaceScope;
   /** The parsed configuration (what the handlers will see). */
   readonly floeConfig: FloeConfig;
   /** `FLOE_CONFIG`: the JSON text the Lambdas get. */
@@ -213,6 +245,9 @@ export interface FloeSettings {
   readonly storage: StorageSettings;
   readonly alarms: AlarmSettings;
   readonly maintenance: MaintenanceContextSettings;
+  /** Per-table EMF metrics (`PER_TABLE_METRICS`): on, off, or the top N tables per invocation. */
+  readonly perTableMetrics: PerTableMetrics;
+  readonly athena: AthenaSettings;
   /** Non-fatal remarks (e.g. format version 3 is not readable by Athena), shown at synth. */
   readonly warnings: readonly string[];
 }
@@ -223,6 +258,7 @@ export type ContextReader = (key: string) => unknown;
 const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
 const TABLE_BUCKET_NAME = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 const REGISTRY_NAME = /^[A-Za-z0-9_$#.-]{1,255}$/;
+const DELETE_AFTER_COMMIT = 'write.metadata.delete-after-commit.enabled';
 const SNS_TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/;
 const INTEGER = /^-?\d+$/;
 const COMMITTED_RETENTION_HOURS = Math.floor(DEFAULT_COMMITTED_RETENTION_MS / 3_600_000);
@@ -450,12 +486,56 @@ export function readFloeSettings(
   if (Object.keys(routing).length > 0) merged.routing = { ...asObject(document.routing), ...routing };
   if (candidates !== undefined) merged.partitioning = { ...asObject(document.partitioning), candidates };
 
-  let floeConfig: FloeConfig | undefined;
-  try {
-    floeConfig = parseConfig(merged);
-  } catch (e) {
-    if (!isFloeError(e, ErrorKind.ConfigInvalid)) throw e;
-    problems.push(`context '${docKey}': ${e.message}`);
+  // S3 Tables: table storage refuses deletes, and the service removes old metadata files itself
+  // (unreferenced-file removal), so new tables do not clean metadata up after each commit.
+  if (catalogType === 's3tables') {
+    const properties = asObject(document.tableProperties);
+    const v = properties[DELETE_AFTER_COMMIT];
+    if (v !== undefined && v !== 'false') {
+      problem(
+        docKey,
+        `tableProperties '${DELETE_AFTER_COMMIT}' must be "false" on S3 Tables: table storage refuses deletes, and S3 Tables removes files no snapshot needs itself`,
+      );
+    }
+    merged.tableProperties = { ...properties, [DELETE_AFTER_COMMIT]: 'false' };
+  }
+
+  const parse = (): FloeConfig | undefined => {
+    try {
+      return parseConfig(merged);
+    } catch (e) {
+      if (!isFloeError(e, ErrorKind.ConfigInvalid)) throw e;
+      problems.push(`context '${docKey}': ${e.message}`);
+      return undefined;
+    }
+  };
+  let floeConfig = parse();
+
+  // The namespaces the configuration can reach: what IAM grants (lib/namespaces.ts).
+  let allowed: { names: string[]; prefixes: string[] } | undefined;
+  const allowedList = list('allowedNamespaces');
+  if (allowedList !== undefined) {
+    const a = parseAllowedNamespaces(allowedList);
+    if (a.bad.length > 0)
+      problem(
+        'allowedNamespaces',
+        "expected namespaces ([a-z0-9_], not starting with 'aws') or prefixes ending in * (tenant_*)",
+        a.bad.join(','),
+      );
+    allowed = a;
+  }
+  let namespaces: NamespaceScope = { names: [namespace], prefixes: [] };
+  if (floeConfig !== undefined) {
+    const reach = reachableNamespaces(floeConfig, allowed);
+    const templateKey = given('tableTemplate') ? 'tableTemplate' : docKey;
+    for (const p of reach.problems)
+      problem(p.about === 'template' ? templateKey : 'allowedNamespaces', p.message);
+    namespaces = reach.scope;
+    if (reach.allowTables !== undefined) {
+      // The Lambdas hold the routing to the granted namespaces (dead letters, never AccessDenied).
+      merged.guards = { ...asObject(document.guards), allowTables: reach.allowTables };
+      floeConfig = parse();
+    }
   }
   const floeConfigJson = JSON.stringify(merged);
   if (formatVersion === 3) {
@@ -500,7 +580,10 @@ export function readFloeSettings(
     memoryMb: int('committerMemoryMb', 1024, 512, 10_240),
     timeoutSeconds: int('committerTimeoutSeconds', 300, 30, 900),
     commitConcurrency: int('commitConcurrency', 4, 1, 64),
-    reservedConcurrency: int('committerReservedConcurrency', 1, 0, 1) === 0 ? 0 : 1,
+    // No reservation by default: an account keeps 100 executions unreserved, so one whose quota is
+    // 10 (new accounts) cannot reserve any and the deploy would fail. Runs are one at a time anyway
+    // (a run lease in the ledger table: lambdas/src/handlers/run-lease.ts).
+    reservedConcurrency: int('committerReservedConcurrency', 0, 0, 1) === 0 ? 0 : 1,
     ...optional('leaseSeconds', optInt('leaseSeconds', 1, 900)),
   };
 
@@ -562,6 +645,27 @@ export function readFloeSettings(
     stagingExpirationDays,
   );
 
+  // ---- per-table metrics
+  let perTableMetrics: PerTableMetrics = DEFAULT_PER_TABLE_METRICS;
+  const pv = raw('perTableMetrics');
+  if (pv !== undefined) {
+    const parsed = parsePerTableMetrics(String(pv));
+    if (parsed === undefined)
+      problem('perTableMetrics', `expected on, off or top:N (N from 1 to ${MAX_TOP_TABLES})`, pv);
+    else perTableMetrics = parsed;
+  }
+
+  // ---- Athena
+  let s3TablesCatalog: S3TablesCatalogSetting | undefined;
+  if (catalogType === 's3tables')
+    s3TablesCatalog = oneOf('s3TablesCatalog', S3_TABLES_CATALOG_SETTINGS, 'ensure');
+  else if (given('s3TablesCatalog'))
+    problem('s3TablesCatalog', 'only applies to catalogType=s3tables', raw('s3TablesCatalog'));
+  const athena: AthenaSettings = {
+    resultsExpirationDays: int('athenaResultsExpirationDays', 30, 1, 3650),
+    ...optional('s3TablesCatalog', s3TablesCatalog),
+  };
+
   // The committer and the maintenance function carry FLOE_CONFIG and the maintenance variables in
   // one 4 KB environment each.
   const configLimit = MAX_FLOE_CONFIG_BYTES - maintenanceEnvBytes(maintenance, catalogType);
@@ -583,6 +687,7 @@ export function readFloeSettings(
     tableFormatVersion: formatVersion,
     stackName,
     namespace,
+    namespaces,
     floeConfig: floeConfig!,
     floeConfigJson,
     ...optional('registryName', registryName),
@@ -597,8 +702,18 @@ export function readFloeSettings(
     storage,
     alarms,
     maintenance,
+    perTableMetrics,
+    athena,
     warnings,
   };
+}
+
+/** `top:10`: per-table series for the ten busiest tables per invocation (README "Metrics and cost"). */
+export const DEFAULT_PER_TABLE_METRICS: PerTableMetrics = { mode: 'top', n: 10 };
+
+/** `PER_TABLE_METRICS` for the functions. */
+export function perTableMetricsEnv(settings: FloeSettings): Record<string, string> {
+  return { PER_TABLE_METRICS: formatPerTableMetrics(settings.perTableMetrics) };
 }
 
 interface Readers {

@@ -8,20 +8,23 @@
  *           ledger entries in DynamoDB
  *   EventBridge rate(N min) ─► committer Lambda (one at a time) ─► Glue / S3 Tables commits
  *   EventBridge schedule ─► maintenance Lambda (`-c maintenance`, lib/maintenance.ts)
+ *   Athena workgroup + analyst policy + saved queries (+ S3 Tables' s3tablescatalog, lib/athena.ts)
  *
  * The outputs name everything the `floe` CLI and Athena need (stream, store URIs, database or
  * namespace, registry) and print ready-to-run commands.
  */
-import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { FloeAthena } from './athena.ts';
 import { FloeCommitter } from './committer.ts';
-import type { FloeSettings } from './config.ts';
+import { type FloeSettings, perTableMetricsEnv } from './config.ts';
 import { FloeIngest } from './ingest.ts';
 import { LAMBDA_RUNTIME } from './lambda.ts';
 import { FloeMaintenance, GlueOptimizerRole } from './maintenance.ts';
 import { maintenanceEnvironment } from './maintenance-env.ts';
 import { FloeMonitoring } from './monitoring.ts';
 import { acknowledge } from './nag.ts';
+import { namespacePatterns } from './namespaces.ts';
 import { grantManagedSetUp } from './permissions.ts';
 import { FloeStorage } from './storage.ts';
 
@@ -39,6 +42,7 @@ export class FloeStack extends Stack {
   /** `maintenance=glue` only. */
   readonly optimizerRole?: GlueOptimizerRole;
   readonly monitoring: FloeMonitoring;
+  readonly athena: FloeAthena;
 
   constructor(scope: Construct, id: string, props: FloeStackProps) {
     super(scope, id, { description: describe(props.settings), ...props });
@@ -61,6 +65,7 @@ export class FloeStack extends Stack {
       DEAD_LETTER_URI: s.deadLetterUri,
       LEDGER_TABLE: s.ledger.tableName,
       ...(settings.registryName === undefined ? {} : { SCHEMA_REGISTRY_NAME: settings.registryName }),
+      ...perTableMetricsEnv(settings),
     };
     this.ingest = new FloeIngest(this, 'Ingest', { settings, storage: s, environment });
     const m = settings.maintenance;
@@ -105,6 +110,16 @@ export class FloeStack extends Stack {
       ...(this.maintenance ? { maintenance: this.maintenance.handler } : {}),
     });
 
+    this.athena = new FloeAthena(this, 'Athena', { settings, storage: s });
+    // Saved queries name the stack's namespace: the catalog first (queries do not need it to run).
+    if (s.database) this.athena.workGroup.node.addDependency(s.database);
+    if (s.tableNamespace) this.athena.workGroup.node.addDependency(s.tableNamespace);
+    const catalogResource = this.athena.s3TablesCatalog;
+    if (catalogResource) {
+      // The federated catalog sees the table bucket once both exist.
+      catalogResource.node.addDependency(s.tableBucket!);
+    }
+
     for (const fn of functions) {
       acknowledge(
         fn,
@@ -136,6 +151,32 @@ export class FloeStack extends Stack {
     out('StagingBucketName', s.staging.bucketName, 'Bucket of pending fragments and dead letters');
     out('StagingUri', s.stagingUri, 'STAGING_URI: pending fragments');
     out('DeadLetterUri', s.deadLetterUri, 'Dead-letter store: floe dead-letters list --store <this>');
+    out(
+      'Namespaces',
+      namespacePatterns(settings.namespaces).join(','),
+      'Namespaces the configuration routes to, granted by IAM (prefix* = every namespace starting so)',
+    );
+    const a = this.athena;
+    out(
+      'AthenaWorkGroup',
+      a.workGroup.ref,
+      'Athena workgroup (engine v3, results encrypted in its own bucket)',
+    );
+    out('AthenaCatalog', a.catalogName, 'Athena data catalog of the tables');
+    out('AthenaResultsBucketName', a.results.bucketName, 'Query results of the workgroup (they expire)');
+    out(
+      'AnalystPolicyArn',
+      a.analystPolicy.managedPolicyArn,
+      'Attach to analysts: query in the workgroup, read the tables',
+    );
+    out(
+      'AthenaNamedQueryIds',
+      Fn.join(
+        ',',
+        a.namedQueries.map((q) => q.attrNamedQueryId),
+      ),
+      'Saved queries of the workgroup (Athena console → Saved queries)',
+    );
     out('LedgerTableName', s.ledger.tableName, 'DynamoDB ledger + lock table');
     out('AccessLogsBucketName', s.accessLogs.bucketName, 'Server access logs of the other buckets');
     if (settings.registryName !== undefined)

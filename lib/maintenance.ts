@@ -2,7 +2,8 @@
  * Table maintenance on AWS (`-c maintenance=floe|glue|off`, lib/config.ts):
  *
  * - `FloeMaintenance`: the maintenance Lambda on an EventBridge schedule (`maintenanceSchedule`,
- *   default hourly), one run at a time like the committer. On Glue with `floe` it maintains the
+ *   default hourly), one run at a time like the committer (a run lease; reserved concurrency only
+ *   with `committerReservedConcurrency=1`). On Glue with `floe` it maintains the
  *   tables itself under the committer's leases; with `glue`, and on S3 Tables, it keeps the
  *   service's maintenance configured and publishes the tables' metrics.
  * - `GlueOptimizerRole` (`glue` only): the role Glue's table optimizers run as, as AWS documents
@@ -19,7 +20,8 @@ import type { FloeSettings } from './config.ts';
 import { FloeFunction } from './lambda.ts';
 import { maintenanceEnvironment } from './maintenance-env.ts';
 import { acknowledge } from './nag.ts';
-import { grantMaintenanceAccess } from './permissions.ts';
+import { namespacePatterns } from './namespaces.ts';
+import { acknowledgeGlueWildcards, glueArns, grantMaintenanceAccess } from './permissions.ts';
 import { type FloeStorage, WAREHOUSE_PREFIX } from './storage.ts';
 
 /** The log groups Glue's table optimizers write (one per optimizer type). */
@@ -37,10 +39,13 @@ export class GlueOptimizerRole extends Construct {
     const { settings, storage } = props;
     const warehouse = storage.warehouse!;
     const stack = Stack.of(this);
-    const ns = settings.namespace;
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('glue.amazonaws.com'),
-      description: `Glue table optimizers (compaction, snapshot retention, orphan file deletion) of the Floe tables in ${ns}`,
+      description:
+        `Glue table optimizers (compaction, snapshot retention, orphan file deletion) of the Floe tables in ${namespacePatterns(settings.namespaces).join(', ')}`.slice(
+          0,
+          1000,
+        ),
     });
     const add = (s: iam.PolicyStatement) => this.role.addToPrincipalPolicy(s);
     add(
@@ -57,15 +62,13 @@ export class GlueOptimizerRole extends Construct {
         resources: [warehouse.bucketArn],
       }),
     );
+    // The committer sets optimizers up on every table it creates, in any namespace it routes to.
+    const { catalogArn, databaseArns, tablesArns } = glueArns(this, settings.namespaces);
     add(
       new iam.PolicyStatement({
         sid: 'Tables',
         actions: ['glue:GetTable', 'glue:UpdateTable'],
-        resources: [
-          stack.formatArn({ service: 'glue', resource: 'catalog' }),
-          stack.formatArn({ service: 'glue', resource: 'database', resourceName: ns }),
-          stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${ns}/*` }),
-        ],
+        resources: [catalogArn, ...databaseArns, ...tablesArns],
       }),
     );
     add(
@@ -89,9 +92,13 @@ export class GlueOptimizerRole extends Construct {
       `<${logicalId(warehouse)}.Arn>/${WAREHOUSE_PREFIX}/*`,
       'Glue compacts, expires and deletes the files of tables Floe creates at run time (one folder per table, file names with uuids); access is limited to the warehouse/ prefix of this stack’s warehouse bucket.',
     );
-    ack(
-      `arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/${ns}/*`,
-      `Tables are created at run time, one per event type; Glue's optimizers update only the tables of this stack’s database ${ns}.`,
+    acknowledgeGlueWildcards(
+      policy,
+      settings.namespaces,
+      (db) =>
+        `Tables are created at run time, one per event type; Glue's optimizers update only the tables of the database ${db}, a namespace this stack's configuration routes to.`,
+      (prefix) =>
+        `-c allowedNamespaces grants the namespaces starting with ${prefix}; Glue's optimizers update only the tables Floe creates there.`,
     );
     for (const g of OPTIMIZER_LOG_GROUPS) {
       ack(
@@ -129,8 +136,8 @@ export class FloeMaintenance extends Construct {
       memoryMb: m.memoryMb,
       timeoutSeconds: m.timeoutSeconds,
       logRetentionDays: settings.storage.logRetentionDays,
-      // One run at a time (runs would only skip each other's tables); none when the account
-      // cannot spare a reservation for the committer either.
+      // One run at a time by a run lease (runs would only skip each other's tables); a reservation
+      // only when the committer gets one (committerReservedConcurrency=1).
       ...(settings.committer.reservedConcurrency === 0 ? {} : { reservedConcurrency: 1 }),
       environment: {
         ...props.environment,

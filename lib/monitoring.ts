@@ -5,8 +5,11 @@
  * `[service]`, `[service, table]` and `[service, reason]` (`lambdas/src/handlers/*.ts`). That
  * namespace is shared by every Floe stack in the account and region, so alarms on it would mix
  * stacks. Instead the EMF lines of this stack's own log groups are turned into stack-scoped
- * metrics by CloudWatch Logs metric filters (namespace `Floe/<stackName>`, no dimensions), which
- * is also exactly "the sum over every table / reason" the alarms want.
+ * metrics by CloudWatch Logs metric filters (namespace `Floe/<stackName>`, no dimensions). They
+ * read the run-level lines only (`$.table NOT EXISTS`), which carry each invocation's totals over
+ * its tables whatever `perTableMetrics` says (handlers/table-metrics.ts: sums, and the maximum of
+ * `Freshness` and `SmallFiles`); the per-table lines (`on`, `top:N`) feed only the dashboard's
+ * per-table widgets.
  *
  * | alarm | metric | fires when |
  * |---|---|---|
@@ -96,7 +99,11 @@ export class FloeMonitoring extends Construct {
         logGroup: functions[source]!.logGroup,
         metricNamespace: this.namespace,
         metricName: name,
-        filterPattern: logs.FilterPattern.numberValue(`$.${name}`, '>=', 0),
+        // Totals from the run-level lines; per-table values from the lines with a table.
+        filterPattern: logs.FilterPattern.all(
+          logs.FilterPattern.numberValue(`$.${name}`, '>=', 0),
+          perTable ? logs.FilterPattern.exists('$.table') : logs.FilterPattern.notExists('$.table'),
+        ),
         metricValue: `$.${name}`,
         ...(perTable ? { dimensions: { table: '$.table' } } : {}),
         unit:
@@ -109,7 +116,10 @@ export class FloeMonitoring extends Construct {
     for (const [name, sources] of Object.entries(FILTERED_METRICS)) {
       for (const source of sources) if (functions[source]) filter(name, source, false);
     }
-    if (props.maintenance) for (const name of PER_TABLE_METRICS) filter(name, 'maintenance', true);
+    // Per-table series for the dashboard cost 4 custom metrics per table: none with perTableMetrics=off.
+    const perTable = settings.perTableMetrics.mode !== 'off';
+    if (props.maintenance && perTable)
+      for (const name of PER_TABLE_METRICS) filter(name, 'maintenance', true);
     const floe = (name: FilteredMetric, statistic: string, period: Duration) =>
       new cloudwatch.Metric({ namespace: this.namespace, metricName: name, statistic, period });
 
@@ -311,27 +321,35 @@ export class FloeMonitoring extends Construct {
           label,
           period: maintenancePeriod,
         });
-      this.dashboard.addWidgets(
-        w(
-          'Data files per table',
-          [byTable('DataFiles', 'Maximum', 'data files')],
-          [byTable('SmallFiles', 'Maximum', 'small files')],
-        ),
-        w(
-          'Average data file size per table (bytes), snapshots',
-          [byTable('AverageFileBytes', 'Minimum', 'average size')],
-          [byTable('Snapshots', 'Maximum', 'snapshots')],
-        ),
-        w(
-          'Maintenance',
-          [
-            maintenance.metricInvocations({ period: maintenancePeriod }),
-            maintenance.metricErrors({ period: maintenancePeriod }),
-            floe('MaintenanceFailures', 'Sum', maintenancePeriod),
-          ],
-          [maintenance.metricDuration({ period: maintenancePeriod, statistic: 'Maximum' })],
-        ),
+      const maintenanceWidget = w(
+        'Maintenance',
+        [
+          maintenance.metricInvocations({ period: maintenancePeriod }),
+          maintenance.metricErrors({ period: maintenancePeriod }),
+          floe('MaintenanceFailures', 'Sum', maintenancePeriod),
+        ],
+        [maintenance.metricDuration({ period: maintenancePeriod, statistic: 'Maximum' })],
       );
+      if (perTable) {
+        this.dashboard.addWidgets(
+          w(
+            'Data files per table',
+            [byTable('DataFiles', 'Maximum', 'data files')],
+            [byTable('SmallFiles', 'Maximum', 'small files')],
+          ),
+          w(
+            'Average data file size per table (bytes), snapshots',
+            [byTable('AverageFileBytes', 'Minimum', 'average size')],
+            [byTable('Snapshots', 'Maximum', 'snapshots')],
+          ),
+          maintenanceWidget,
+        );
+      } else {
+        this.dashboard.addWidgets(
+          w('Small files (the table with most)', [floe('SmallFiles', 'Maximum', maintenancePeriod)]),
+          maintenanceWidget,
+        );
+      }
     }
     this.dashboard.addWidgets(
       new cloudwatch.AlarmStatusWidget({

@@ -1,14 +1,21 @@
 /**
  * Least-privilege IAM for the two handlers: exactly the calls their adapters make
- * (`lambdas/src/adapters/aws/*.ts`), on exactly this stack's resources.
+ * (`lambdas/src/adapters/aws/*.ts`), on exactly this stack's resources, in exactly the namespaces
+ * the configuration can route to (`settings.namespaces`, lib/namespaces.ts: the stack's, a
+ * template's literal one, consolidation rules', `allowedNamespaces` names and `prefix*` patterns).
  *
  * | adapter | ingest | committer |
  * |---|---|---|
  * | S3 object store (warehouse `warehouse/`, staging `staging/` + `dead-letters/`) | Get/Put/DeleteObject, ListBucket on the prefixes | same |
  * | DynamoDB ledger + lock (one table) | GetItem, PutItem, UpdateItem, Query | same + Query/Scan on the `staged` index |
- * | Glue catalog | GetTable, GetTables | + CreateTable, UpdateTable, CreateDatabase (AlreadyExists on the stack's database) |
- * | S3 Tables catalog | GetTableMetadataLocation, ListTables, Get/PutTableData | + CreateNamespace, CreateTable (this namespace), UpdateTableMetadataLocation |
+ * | Glue catalog (each namespace's database and tables) | GetTable, GetTables | + CreateTable, UpdateTable, CreateDatabase (AlreadyExists on a database that exists) |
+ * | S3 Tables catalog (tables and calls conditioned on `s3tables:namespace`) | GetTableMetadataLocation, ListTables, Get/PutTableData | + CreateNamespace, CreateTable, UpdateTableMetadataLocation |
  * | Glue Schema Registry (Avro) | GetSchemaVersion | GetSchemaVersion (pending Avro records are re-decoded) |
+ *
+ * S3 Tables' `CreateNamespace` is the one call IAM cannot scope to a namespace (it has no
+ * `s3tables:namespace` condition key); it is granted on this stack's table bucket only, and a
+ * namespace is only useful with `CreateTable`, which is conditioned. No role may delete anything in
+ * table storage (S3 Tables has no such action; Floe sends no such request: catalog-aware-store.ts).
  *
  * The maintenance function (`grantMaintenanceAccess`) and the committer's setup of managed
  * maintenance (`grantManagedSetUp`) are below, by `maintenance` value.
@@ -25,6 +32,7 @@ import { STAGED_INDEX } from '../lambdas/src/adapters/aws/dynamodb-ledger.ts';
 import type { FloeSettings } from './config.ts';
 import type { FloeFunction, HandlerName } from './lambda.ts';
 import { acknowledge } from './nag.ts';
+import { type NamespaceScope, namespacePatterns } from './namespaces.ts';
 import { DEAD_LETTER_PREFIX, type FloeStorage, STAGING_PREFIX, WAREHOUSE_PREFIX } from './storage.ts';
 
 export function grantFloeAccess(
@@ -33,7 +41,6 @@ export function grantFloeAccess(
   settings: FloeSettings,
   handler: Exclude<HandlerName, 'maintenance'>,
 ): void {
-  const stack = Stack.of(fn);
   const committer = handler === 'committer';
   const add = (statement: iam.PolicyStatement) => fn.role.addToPrincipalPolicy(statement);
   const policy = fn.role.node.findChild('DefaultPolicy');
@@ -109,54 +116,66 @@ export function grantFloeAccess(
     );
   }
 
-  // ---- the catalog
+  // ---- the catalog: every namespace the configuration can reach
+  const namespaces = settings.namespaces;
   if (storage.database !== undefined) {
-    const ns = settings.namespace;
-    const catalogArn = stack.formatArn({ service: 'glue', resource: 'catalog' });
-    const databaseArn = stack.formatArn({ service: 'glue', resource: 'database', resourceName: ns });
-    const tablesArn = stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${ns}/*` });
+    const { catalogArn, databaseArns, tablesArns } = glueArns(fn, namespaces);
     add(
       new iam.PolicyStatement({
         sid: 'GlueTables',
         actions: committer
           ? ['glue:GetTable', 'glue:GetTables', 'glue:CreateTable', 'glue:UpdateTable']
           : ['glue:GetTable', 'glue:GetTables'],
-        resources: [catalogArn, databaseArn, tablesArn],
+        resources: [catalogArn, ...databaseArns, ...tablesArns],
       }),
     );
     if (committer) {
-      // The committer calls CreateDatabase before it creates a table; the stack created the
-      // database already, so Glue answers AlreadyExists (which needs the permission to be asked).
+      // The committer calls CreateDatabase before it creates a table: AlreadyExists for the stack's
+      // database (and any other that exists), a new database for a rule's namespace.
       add(
         new iam.PolicyStatement({
           sid: 'GlueDatabase',
           actions: ['glue:CreateDatabase'],
-          resources: [catalogArn, databaseArn],
+          resources: [catalogArn, ...databaseArns],
         }),
       );
     }
-    wildcard(
-      `arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/${ns}/*`,
-      `Tables are created at run time, one per event type (named from the data); access is limited to the tables of this stack’s Glue database ${ns}.`,
+    acknowledgeGlueWildcards(
+      policy,
+      namespaces,
+      (ns) =>
+        `Tables are created at run time, one per event type (named from the data); access is limited to the tables of the Glue database ${ns}, a namespace this stack's configuration routes to.`,
+      (prefix) =>
+        `-c allowedNamespaces grants the namespaces starting with ${prefix} (the routing template takes the namespace from the data); the Lambdas dead-letter records routed to any other namespace.`,
     );
   }
   if (storage.tableBucket !== undefined) {
     const bucketArn = storage.tableBucket.attrTableBucketArn;
     const tablesArn = `${bucketArn}/table/*`;
+    const inNamespaces = s3TablesNamespaceCondition(namespaces);
     add(
       new iam.PolicyStatement({
-        sid: 'TableBucket',
-        actions: committer ? ['s3tables:ListTables', 's3tables:CreateNamespace'] : ['s3tables:ListTables'],
+        sid: 'ListTables',
+        actions: ['s3tables:ListTables'],
         resources: [bucketArn],
+        conditions: inNamespaces,
       }),
     );
     if (committer) {
       add(
         new iam.PolicyStatement({
+          // No s3tables:namespace condition key exists for CreateNamespace (see the header).
+          sid: 'TableBucket',
+          actions: ['s3tables:CreateNamespace'],
+          resources: [bucketArn],
+        }),
+      );
+      add(
+        new iam.PolicyStatement({
           sid: 'CreateTablesInNamespace',
           actions: ['s3tables:CreateTable'],
           resources: [bucketArn],
-          conditions: { StringEquals: { 's3tables:namespace': settings.namespace } },
+          conditions: inNamespaces,
         }),
       );
     }
@@ -172,11 +191,12 @@ export function grantFloeAccess(
             ]
           : ['s3tables:GetTableMetadataLocation', 's3tables:GetTableData', 's3tables:PutTableData'],
         resources: [tablesArn],
+        conditions: inNamespaces,
       }),
     );
     wildcard(
       `<${logicalIdOf(storage.tableBucket)}.TableBucketARN>/table/*`,
-      'Tables are created at run time (one per event type) and S3 Tables names table ARNs by a generated id, so they cannot be listed in advance; access is limited to this stack’s own table bucket.',
+      'Tables are created at run time (one per event type) and S3 Tables names table ARNs by a generated id, so they cannot be listed in advance; access is limited to this stack’s own table bucket and, by the s3tables:namespace condition, to the namespaces its configuration routes to.',
     );
   }
 
@@ -197,7 +217,7 @@ export function grantFloeAccess(
 }
 
 /** The logical id cdk-nag shows for a reference to `resource` (`<LogicalId.Arn>`). */
-function logicalIdOf(resource: IConstruct): string {
+export function logicalIdOf(resource: IConstruct): string {
   const cfn = (resource.node.defaultChild ?? resource) as CfnElement;
   return Stack.of(cfn).getLogicalId(cfn);
 }
@@ -271,30 +291,37 @@ export function grantMaintenanceAccess(
     );
   }
 
+  // The maintenance function visits the tables of the stack's namespace (scheduled.ts).
+  const own: NamespaceScope = { names: [settings.namespace], prefixes: [] };
   if (storage.database !== undefined) {
-    const { catalogArn, databaseArn, tablesArn } = glueArns(fn, settings);
+    const { catalogArn, databaseArns, tablesArns } = glueArns(fn, own);
     add(
       new iam.PolicyStatement({
         sid: 'GlueTables',
         actions: floe
           ? ['glue:GetTable', 'glue:GetTables', 'glue:UpdateTable']
           : ['glue:GetTable', 'glue:GetTables'],
-        resources: [catalogArn, databaseArn, tablesArn],
+        resources: [catalogArn, ...databaseArns, ...tablesArns],
       }),
     );
-    if (optimizerRole !== undefined) grantOptimizers(fn, settings, optimizerRole, true);
-    wildcard(
-      `arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/${settings.namespace}/*`,
-      `Tables are created at run time, one per event type (named from the data); access is limited to the tables of this stack’s Glue database ${settings.namespace}.`,
+    if (optimizerRole !== undefined) grantOptimizers(fn, own, optimizerRole, true);
+    acknowledgeGlueWildcards(
+      policy,
+      own,
+      (ns) =>
+        `Tables are created at run time, one per event type (named from the data); access is limited to the tables of this stack’s Glue database ${ns}, the namespace maintenance visits.`,
+      () => '',
     );
   }
   if (storage.tableBucket !== undefined) {
     const bucketArn = storage.tableBucket.attrTableBucketArn;
+    const inNamespace = s3TablesNamespaceCondition(own);
     add(
       new iam.PolicyStatement({
         sid: 'TableBucket',
         actions: ['s3tables:ListTables'],
         resources: [bucketArn],
+        conditions: inNamespace,
       }),
     );
     add(
@@ -307,11 +334,12 @@ export function grantMaintenanceAccess(
           's3tables:PutTableMaintenanceConfiguration',
         ],
         resources: [`${bucketArn}/table/*`],
+        conditions: inNamespace,
       }),
     );
     wildcard(
       `<${logicalIdOf(storage.tableBucket)}.TableBucketARN>/table/*`,
-      'Tables are created at run time (one per event type) and S3 Tables names table ARNs by a generated id, so they cannot be listed in advance; access is limited to this stack’s own table bucket.',
+      'Tables are created at run time (one per event type) and S3 Tables names table ARNs by a generated id, so they cannot be listed in advance; access is limited to this stack’s own table bucket and, by the s3tables:namespace condition, to the namespace maintenance visits.',
     );
   }
 }
@@ -328,7 +356,7 @@ export function grantManagedSetUp(
   optimizerRole?: iam.IRole,
 ): void {
   if (optimizerRole !== undefined && storage.database !== undefined) {
-    grantOptimizers(fn, settings, optimizerRole, false);
+    grantOptimizers(fn, settings.namespaces, optimizerRole, false);
   }
   if (storage.tableBucket !== undefined) {
     fn.role.addToPrincipalPolicy(
@@ -336,13 +364,14 @@ export function grantManagedSetUp(
         sid: 'TableMaintenance',
         actions: ['s3tables:PutTableMaintenanceConfiguration'],
         resources: [`${storage.tableBucket.attrTableBucketArn}/table/*`],
+        conditions: s3TablesNamespaceCondition(settings.namespaces),
       }),
     );
   }
 }
 
-function grantOptimizers(fn: FloeFunction, settings: FloeSettings, role: iam.IRole, read: boolean): void {
-  const { catalogArn, databaseArn, tablesArn } = glueArns(fn, settings);
+function grantOptimizers(fn: FloeFunction, namespaces: NamespaceScope, role: iam.IRole, read: boolean): void {
+  const { catalogArn, databaseArns, tablesArns } = glueArns(fn, namespaces);
   fn.role.addToPrincipalPolicy(
     new iam.PolicyStatement({
       sid: 'GlueTableOptimizers',
@@ -351,7 +380,7 @@ function grantOptimizers(fn: FloeFunction, settings: FloeSettings, role: iam.IRo
         'glue:CreateTableOptimizer',
         'glue:UpdateTableOptimizer',
       ],
-      resources: [catalogArn, databaseArn, tablesArn],
+      resources: [catalogArn, ...databaseArns, ...tablesArns],
     }),
   );
   fn.role.addToPrincipalPolicy(
@@ -364,12 +393,48 @@ function grantOptimizers(fn: FloeFunction, settings: FloeSettings, role: iam.IRo
   );
 }
 
-function glueArns(scope: IConstruct, settings: FloeSettings) {
+/** The Glue Data Catalog ARNs of `namespaces`: the catalog, each database, each database's tables. */
+export function glueArns(scope: IConstruct, namespaces: NamespaceScope) {
   const stack = Stack.of(scope);
-  const ns = settings.namespace;
+  const patterns = namespacePatterns(namespaces);
   return {
     catalogArn: stack.formatArn({ service: 'glue', resource: 'catalog' }),
-    databaseArn: stack.formatArn({ service: 'glue', resource: 'database', resourceName: ns }),
-    tablesArn: stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${ns}/*` }),
+    databaseArns: patterns.map((p) =>
+      stack.formatArn({ service: 'glue', resource: 'database', resourceName: p }),
+    ),
+    tablesArns: patterns.map((p) =>
+      stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${p}/*` }),
+    ),
   };
+}
+
+/** `s3tables:namespace` limited to `namespaces` (StringLike when a prefix is among them). */
+export function s3TablesNamespaceCondition(
+  namespaces: NamespaceScope,
+): Record<string, Record<string, unknown>> {
+  const patterns = namespacePatterns(namespaces);
+  const value = patterns.length === 1 ? patterns[0]! : patterns;
+  return namespaces.prefixes.length === 0
+    ? { StringEquals: { 's3tables:namespace': value } }
+    : { StringLike: { 's3tables:namespace': value } };
+}
+
+/**
+ * Acknowledges cdk-nag's IAM5 for the wildcards `glueArns` produces: the tables of each namespace,
+ * and for a prefix its databases and their tables.
+ */
+export function acknowledgeGlueWildcards(
+  policy: IConstruct,
+  namespaces: NamespaceScope,
+  tablesReason: (namespace: string) => string,
+  prefixReason: (prefix: string) => string,
+): void {
+  const arn = (resource: string) => `arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:${resource}`;
+  const ack = (resource: string, reason: string) =>
+    acknowledge(policy, `AwsSolutions-IAM5[Resource::${arn(resource)}]`, reason);
+  for (const ns of namespaces.names) ack(`table/${ns}/*`, tablesReason(ns));
+  for (const p of namespaces.prefixes) {
+    ack(`database/${p}*`, prefixReason(p));
+    ack(`table/${p}*/*`, prefixReason(p));
+  }
 }

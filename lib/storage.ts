@@ -205,7 +205,7 @@ export class FloeStorage extends Construct {
 }
 
 /** Public access blocked, TLS 1.2+ only, SSE-S3, ACLs disabled. */
-function secureBucket(removalPolicy: RemovalPolicy, retain: boolean): s3.BucketProps {
+export function secureBucket(removalPolicy: RemovalPolicy, retain: boolean): s3.BucketProps {
   return {
     blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
     enforceSSL: true,

@@ -51,7 +51,8 @@ describe('defaults', () => {
       memoryMb: 1024,
       timeoutSeconds: 300,
       commitConcurrency: 4,
-      reservedConcurrency: 1,
+      // No reservation: an account whose concurrency quota is 10 cannot reserve any.
+      reservedConcurrency: 0,
     });
     expect(s.storage).toMatchObject({
       stagingExpirationDays: 30,
@@ -107,6 +108,39 @@ describe('defaults', () => {
   });
 });
 
+describe('namespaces, metrics and Athena settings', () => {
+  it('the namespaces IAM grants: the stack’s, a template’s literal one, allowedNamespaces for a variable one', () => {
+    expect(settings({}).namespaces).toEqual({ names: ['floe'], prefixes: [] });
+    expect(settings({ tableTemplate: 'analytics.{source}_events' }).namespaces).toEqual({
+      names: ['floe', 'analytics'],
+      prefixes: [],
+    });
+    const v = settings({ tableTemplate: '{tenant}.orders', allowedNamespaces: 'acme, globex ,tenant_*' });
+    expect(v.namespaces).toEqual({ names: ['floe', 'acme', 'globex'], prefixes: ['tenant_'] });
+    // The Lambdas hold routing to them: a guard in their configuration.
+    expect(JSON.parse(v.floeConfigJson).guards.allowTables).toBe(
+      '[a-z0-9_]+|(?:floe|acme|globex|tenant_[a-z0-9_]*)\\.[a-z0-9_]+',
+    );
+    expect(v.floeConfig.guards?.allowTables).toBe(JSON.parse(v.floeConfigJson).guards.allowTables);
+  });
+
+  it('per-table metrics default to top:10; S3 Tables ensures s3tablescatalog; results kept 30 days', () => {
+    const s = settings({});
+    expect(s.perTableMetrics).toEqual({ mode: 'top', n: 10 });
+    expect(s.athena).toEqual({ resultsExpirationDays: 30 });
+    expect(settings({ perTableMetrics: 'off' }).perTableMetrics).toEqual({ mode: 'off' });
+    expect(settings({ catalogType: 's3tables' }).athena).toEqual({
+      resultsExpirationDays: 30,
+      s3TablesCatalog: 'ensure',
+    });
+    // S3 Tables: new tables clean no metadata up (table storage refuses deletes).
+    expect(JSON.parse(settings({ catalogType: 's3tables' }).floeConfigJson).tableProperties).toEqual({
+      'write.metadata.delete-after-commit.enabled': 'false',
+    });
+    expect(JSON.parse(settings({}).floeConfigJson).tableProperties).toBeUndefined();
+  });
+});
+
 describe('routing and partitioning (DESIGN §6) from context', () => {
   it('context keys overlay the configuration document', () => {
     const s = settings({
@@ -131,6 +165,19 @@ describe('routing and partitioning (DESIGN §6) from context', () => {
     expect(s.floeConfig.inference.detectTimestamps).toBe(false);
     // What the Lambdas get parses to the same configuration.
     expect(parseConfig(JSON.parse(s.floeConfigJson))).toEqual(s.floeConfig);
+  });
+
+  it('floeConfig carries upsert tables to the Lambdas (issue 13: configuration only)', () => {
+    const upsert = {
+      customers: { key: ['id'], envelope: 'debezium' },
+      orders: { key: ['tenant', 'order_id'], operationField: 'op' },
+    };
+    const s = settings({ floeConfig: JSON.stringify({ upsert }) });
+    expect(s.floeConfig.upsert).toEqual(upsert);
+    expect(parseConfig(JSON.parse(s.floeConfigJson)).upsert).toEqual(upsert);
+    expect(problems({ floeConfig: JSON.stringify({ upsert: { customers: { key: [] } } }) })).toContain(
+      "config key 'upsert.customers.key'",
+    );
   });
 
   it('floeConfigFile is read relative to the working directory', () => {
@@ -227,6 +274,39 @@ describe('invalid context: one error naming every key and value', () => {
     [
       { committerReservedConcurrency: '2' },
       `context 'committerReservedConcurrency': expected an integer from 0 to 1`,
+    ],
+    [
+      { tableTemplate: '{tenant}.orders' },
+      `context 'tableTemplate': routing template '{tenant}.orders' takes its namespace from the data, so IAM cannot name the namespaces it reaches: give -c allowedNamespaces=a,b,c`,
+    ],
+    [
+      { tableTemplate: '{tenant}.orders', allowedNamespaces: 'Acme,aws_x,a*' },
+      `context 'allowedNamespaces': expected namespaces ([a-z0-9_], not starting with 'aws') or prefixes ending in * (tenant_*), got "Acme,aws_x,a*"`,
+    ],
+    [
+      { allowedNamespaces: 'acme' },
+      `context 'allowedNamespaces': only applies when the routing template takes its namespace from the data`,
+    ],
+    [
+      {
+        catalogType: 's3tables',
+        floeConfig: '{"tableProperties":{"write.metadata.delete-after-commit.enabled":"true"}}',
+      },
+      `must be "false" on S3 Tables: table storage refuses deletes`,
+    ],
+    [
+      { perTableMetrics: 'top:0' },
+      `context 'perTableMetrics': expected on, off or top:N (N from 1 to 1000), got "top:0"`,
+    ],
+    [{ perTableMetrics: 'all' }, `context 'perTableMetrics': expected on, off or top:N`],
+    [
+      { athenaResultsExpirationDays: '0' },
+      `context 'athenaResultsExpirationDays': expected an integer from 1 to 3650`,
+    ],
+    [{ s3TablesCatalog: 'skip' }, `context 's3TablesCatalog': only applies to catalogType=s3tables`],
+    [
+      { catalogType: 's3tables', s3TablesCatalog: 'create' },
+      `context 's3TablesCatalog': expected one of ensure, skip, got "create"`,
     ],
   ])('%j', (context, message) => {
     expect(problems(context)).toContain(message);

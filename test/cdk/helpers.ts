@@ -2,13 +2,26 @@
  * Shared by the CDK tests: synthesizes a Floe stack from context, in-process, with bundling
  * skipped (`aws:cdk:bundling-stacks: []`: the Lambda assets point at the project without running
  * esbuild, so a synth takes well under a second), and runs cdk-nag's AwsSolutions pack on it.
+ * The app gets cdk.json's feature flags (its `@aws-cdk/…` context keys), as `cdk synth` does, so
+ * the tests read the template that is deployed.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { settingsFromContext } from '../../lib/config.ts';
 import { FloeStack } from '../../lib/floe-stack.ts';
+import { PROJECT_ROOT } from '../../lib/lambda.ts';
+
+/** cdk.json's feature flags (context keys starting with `@`). */
+export const FEATURE_FLAGS: Readonly<Record<string, unknown>> = Object.fromEntries(
+  Object.entries(
+    (JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> })
+      .context,
+  ).filter(([k]) => k.startsWith('@')),
+);
 
 export interface Synth {
   readonly app: App;
@@ -22,7 +35,7 @@ export function synth(
   opts: { bundle?: boolean; outdir?: string } = {},
 ): Synth {
   const app = new App({
-    context: { ...(opts.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }), ...context },
+    context: { ...FEATURE_FLAGS, ...(opts.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }), ...context },
     ...(opts.outdir === undefined ? {} : { outdir: opts.outdir }),
   });
   const settings = settingsFromContext(app.node);

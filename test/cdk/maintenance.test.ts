@@ -96,12 +96,10 @@ describe.each(CASES)('catalogType=$catalogType maintenance=$maintenance', (c) =>
         expect.objectContaining({ RetryPolicy: { MaximumEventAgeInSeconds: 60, MaximumRetryAttempts: 2 } }),
       ],
     });
-    expect(one(s.template, 'AWS::Lambda::Function', isMaintenance)).toMatchObject({
-      MemorySize: 2048,
-      Timeout: 600,
-      ReservedConcurrentExecutions: 1,
-      Architectures: ['arm64'],
-    });
+    const fn = one(s.template, 'AWS::Lambda::Function', isMaintenance);
+    expect(fn).toMatchObject({ MemorySize: 2048, Timeout: 600, Architectures: ['arm64'] });
+    // One run at a time by a run lease, not a reservation a 10-quota account cannot grant.
+    expect(fn.ReservedConcurrentExecutions).toBeUndefined();
     s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       FunctionName: { Ref: Match.stringLikeRegexp('^MaintenanceHandlerFunction') },
       MaximumRetryAttempts: 0,
@@ -335,10 +333,15 @@ describe('maintenance options', () => {
     });
   });
 
-  it('no reservation for maintenance when the committer gets none', () => {
+  it('no reservation for maintenance when the committer gets none; one each when asked', () => {
     const s = synth({ committerReservedConcurrency: '0' });
     expect(
       one(s.template, 'AWS::Lambda::Function', isMaintenance).ReservedConcurrentExecutions,
     ).toBeUndefined();
+    const reserved = synth({ committerReservedConcurrency: '1' });
+    expect(one(reserved.template, 'AWS::Lambda::Function', isMaintenance).ReservedConcurrentExecutions).toBe(
+      1,
+    );
+    expect(one(reserved.template, 'AWS::Lambda::Function', isCommitter).ReservedConcurrentExecutions).toBe(1);
   });
 });

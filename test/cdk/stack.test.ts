@@ -36,6 +36,8 @@ const COMBOS = (['dynamic', 'dynamic-avro'] as const).flatMap((appType) =>
 const isIngest = (_p: Props, id: string) => id.startsWith('IngestHandler');
 const isCommitter = (_p: Props, id: string) => id.startsWith('CommitterHandler');
 const isMaintenance = (_p: Props, id: string) => id.startsWith('MaintenanceHandler');
+/** The provider function of AwsCustomResource (S3 Tables: Glue CreateCatalog of s3tablescatalog). */
+const isCatalogProvider = (id: string) => id.startsWith('AWS679f53fac002430cb0da5b7982bd2287');
 
 /** Every statement of the identity policies of `handler`'s role. */
 function statements(s: Synth, handler: 'Ingest' | 'Committer'): Statement[] {
@@ -99,7 +101,10 @@ describe.each(COMBOS)(
     });
 
     it('three arm64 Node.js 22 functions (ingest, committer, maintenance) with their own roles and log groups', () => {
-      const fns = resources(s.template, 'AWS::Lambda::Function');
+      const all = resources(s.template, 'AWS::Lambda::Function');
+      // S3 Tables adds the provider of the one custom resource (s3tablescatalog).
+      expect(Object.keys(all).filter(isCatalogProvider)).toHaveLength(glue ? 0 : 1);
+      const fns = Object.fromEntries(Object.entries(all).filter(([id]) => !isCatalogProvider(id)));
       expect(Object.keys(fns)).toHaveLength(3);
       for (const fn of Object.values(fns)) {
         expect(fn.Architectures).toEqual(['arm64']);
@@ -110,10 +115,14 @@ describe.each(COMBOS)(
       const ingest = one(s.template, 'AWS::Lambda::Function', isIngest);
       expect(ingest).toMatchObject({ MemorySize: 1536, Timeout: 120 });
       expect(ingest.ReservedConcurrentExecutions).toBeUndefined();
+      // No reserved concurrency: an account whose quota is 10 cannot reserve any (runs are one at a
+      // time by a run lease instead).
       const committer = one(s.template, 'AWS::Lambda::Function', isCommitter);
-      expect(committer).toMatchObject({ MemorySize: 1024, Timeout: 300, ReservedConcurrentExecutions: 1 });
+      expect(committer).toMatchObject({ MemorySize: 1024, Timeout: 300 });
+      expect(committer.ReservedConcurrentExecutions).toBeUndefined();
       const maintenance = one(s.template, 'AWS::Lambda::Function', isMaintenance);
-      expect(maintenance).toMatchObject({ MemorySize: 2048, Timeout: 600, ReservedConcurrentExecutions: 1 });
+      expect(maintenance).toMatchObject({ MemorySize: 2048, Timeout: 600 });
+      expect(maintenance.ReservedConcurrentExecutions).toBeUndefined();
       for (const role of Object.values(resources(s.template, 'AWS::IAM::Role'))) {
         expect(role.ManagedPolicyArns).toBeUndefined();
       }
@@ -128,7 +137,10 @@ describe.each(COMBOS)(
           ...(avro ? { jsonFallback: true } : {}),
           namespace: 'floe',
           formatVersion: combo.tableFormatVersion,
+          // S3 Tables: table storage refuses deletes; the service removes old metadata itself.
+          ...(glue ? {} : { tableProperties: { 'write.metadata.delete-after-commit.enabled': 'false' } }),
         });
+        expect(variables.PER_TABLE_METRICS).toBe('top:10');
         expect(variables.CATALOG_TYPE).toBe(combo.catalogType);
         expect(Object.keys(variables).sort()).toEqual(
           [
@@ -139,6 +151,7 @@ describe.each(COMBOS)(
             'STAGING_URI',
             'DEAD_LETTER_URI',
             'LEDGER_TABLE',
+            'PER_TABLE_METRICS',
             ...(avro ? ['SCHEMA_REGISTRY_NAME'] : []),
             ...(pred === isCommitter ? ['COMMIT_CONCURRENCY'] : []),
             ...(pred === isIngest ? [] : ['MAINTENANCE']),
@@ -162,7 +175,8 @@ describe.each(COMBOS)(
       s.template.resourceCountIs('AWS::Glue::Database', glue ? 1 : 0);
       s.template.resourceCountIs('AWS::S3Tables::TableBucket', glue ? 0 : 1);
       s.template.resourceCountIs('AWS::S3Tables::Namespace', glue ? 0 : 1);
-      s.template.resourceCountIs('AWS::S3::Bucket', glue ? 3 : 2);
+      // + the Athena results bucket
+      s.template.resourceCountIs('AWS::S3::Bucket', glue ? 4 : 3);
       if (glue) {
         s.template.hasResourceProperties('AWS::Glue::Database', {
           DatabaseInput: { Name: 'floe', LocationUri: Match.anyValue() },
@@ -370,7 +384,7 @@ describe('the default stack in detail', () => {
     expect(table.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
   });
 
-  it('the committer: rate(1 minute), one run at a time, no async retries or queued runs', () => {
+  it('the committer: rate(1 minute), no reservation, no async retries or queued runs', () => {
     s.template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(1 minute)',
       State: 'ENABLED',
@@ -386,7 +400,12 @@ describe('the default stack in detail', () => {
       MaximumRetryAttempts: 0,
       MaximumEventAgeInSeconds: 60,
     });
-    expect(one(s.template, 'AWS::Lambda::Function', isCommitter).ReservedConcurrentExecutions).toBe(1);
+    // One run at a time without a reservation (a run lease; run-lease.ts): nothing to fail on quota.
+    expect(
+      one(s.template, 'AWS::Lambda::Function', isCommitter).ReservedConcurrentExecutions,
+    ).toBeUndefined();
+    for (const fn of Object.values(resources(s.template, 'AWS::Lambda::Function')))
+      expect(fn.ReservedConcurrentExecutions).toBeUndefined();
   });
 
   it('the failed-batch queue: encrypted, TLS only', () => {
@@ -464,7 +483,12 @@ describe('the default stack in detail', () => {
     const filters = Object.values(resources(s.template, 'AWS::Logs::MetricFilter'));
     const seen = filters.map((f) => {
       const t = (f.MetricTransformations as Record<string, unknown>[])[0]!;
-      expect(f.FilterPattern).toBe(`{ $.${t.MetricName} >= 0 }`);
+      // Totals from the run-level lines only; per-table series from the lines with a table.
+      expect(f.FilterPattern).toBe(
+        t.Dimensions === undefined
+          ? `{ ($.${t.MetricName} >= 0) && ($.table NOT EXISTS) }`
+          : `{ ($.${t.MetricName} >= 0) && ($.table = "*") }`,
+      );
       expect(t).toMatchObject({ MetricNamespace: 'Floe/Floe', MetricValue: `$.${t.MetricName}` });
       const group = JSON.stringify(f.LogGroupName);
       const source = ['ingest', 'committer', 'maintenance'].find((h) =>
@@ -537,7 +561,7 @@ describe('options', () => {
       expect(a.AlarmActions).toEqual(['arn:aws:sns:eu-west-1:123456789012:ops']);
     for (const r of Object.values(s.template.findResources('AWS::S3::Bucket')))
       expect((r as { DeletionPolicy?: string }).DeletionPolicy).toBe('Delete');
-    s.template.resourceCountIs('Custom::S3AutoDeleteObjects', 3);
+    s.template.resourceCountIs('Custom::S3AutoDeleteObjects', 4);
     const staging = one(s.template, 'AWS::S3::Bucket', (_p, id) => id.startsWith('StorageStaging'));
     expect(JSON.stringify(staging.LifecycleConfiguration)).not.toMatch(/Expiration/);
     // The stream key is read through the event source mapping's grant.

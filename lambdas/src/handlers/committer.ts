@@ -8,10 +8,13 @@
  * the ledger and the next scheduled run retries it. An error of the whole run (the ledger
  * unreachable) is thrown.
  *
- * Metrics (namespace `Floe`): per table (dimension `table`) `CommitLatency` (ms), `RowsCommitted`,
- * `Freshness` (ms: commit time − arrival of the oldest committed record); per reason (dimension
- * `reason`) `DeadLetters` found while rewriting pending records; per run `TablesCommitted`,
- * `CommitFailures`, `TablesLocked`, `DeferredTables`.
+ * Metrics (namespace `Floe`): per table (dimension `table`, as `PER_TABLE_METRICS` allows:
+ * table-metrics.ts) `CommitLatency` (ms), `RowsCommitted`, `Freshness` (ms: commit time − arrival
+ * of the oldest committed record), for upsert tables `RowsUpserted` and `RowsDeleted` (keys whose
+ * last change upserted / deleted a row); per reason (dimension `reason`) `DeadLetters` found while
+ * rewriting pending records; per run `TablesCommitted`, `CommitFailures`, `TablesLocked`,
+ * `DeferredTables` and the totals of the per-table metrics (`RunsSkipped` for a run that found
+ * another one running: run-lease.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -19,6 +22,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { type CommitterRun, runCommitter, type TableCommitResult } from '../app/committer.ts';
 import { readSettings } from './env.ts';
 import { type HandlerOptions, metricsNamespace } from './ingest.ts';
+import { withRunLease } from './run-lease.ts';
 import {
   awsRuntime,
   errorMessage,
@@ -29,6 +33,12 @@ import {
   type MetricGroup,
   publishGroups,
 } from './runtime.ts';
+import {
+  perTableMetricsFromEnv,
+  type TableMetricEntry,
+  type TableMetricSpec,
+  tableMetricGroups,
+} from './table-metrics.ts';
 
 export interface CommitterHandlerOptions extends HandlerOptions {
   /** Share of the remaining time kept in reserve (default 0.3). */
@@ -46,6 +56,8 @@ export interface CommitterSummary {
   readonly deferred: readonly string[];
   readonly rows: number;
   readonly durationMs: number;
+  /** Set when another run held the committer's run lease: this one did nothing. */
+  readonly skipped?: 'another run in progress';
 }
 
 export type CommitterHandler = (event?: unknown, context?: LambdaContext) => Promise<CommitterSummary>;
@@ -59,11 +71,14 @@ export function makeCommitterHandler(
     opts.metrics ?? new Metrics({ namespace: metricsNamespace(), serviceName: 'floe-committer' });
   const reserveFraction = opts.reserveFraction ?? 0.3;
   const minReserveMs = opts.minReserveMs ?? 10_000;
+  const perTable = opts.perTableMetrics ?? { mode: 'on' };
   return async (_event, context) => {
     const started = Date.now();
     const owner = context?.awsRequestId ?? `committer-${randomUUID()}`;
     logger.resetKeys();
     logger.appendKeys({ owner });
+    // Per-table values, published when the run ends as PER_TABLE_METRICS allows.
+    const tables: TableMetricEntry[] = [];
     try {
       let run: CommitterRun;
       let deadlineMs: number | undefined;
@@ -75,39 +90,46 @@ export function makeCommitterHandler(
           const reserve = Math.max(minReserveMs, remaining * reserveFraction);
           deadlineMs = deps.clock.nowMs() + Math.max(0, remaining - reserve);
         }
-        run = await runCommitter(deps, {
-          ...(runtime.commitConcurrency === undefined ? {} : { concurrency: runtime.commitConcurrency }),
-          ...(deadlineMs === undefined ? {} : { startDeadlineMs: deadlineMs }),
-          onTable: (r) => {
-            logTable(logger, r);
-            publishGroups(metrics, tableMetrics(r, deps.clock.nowMs()));
-          },
-        });
+        const outcome = await withRunLease(deps.lock, 'committer', owner, remaining, () =>
+          runCommitter(deps, {
+            ...(runtime.commitConcurrency === undefined ? {} : { concurrency: runtime.commitConcurrency }),
+            ...(deadlineMs === undefined ? {} : { startDeadlineMs: deadlineMs }),
+            onTable: (r) => {
+              logTable(logger, r);
+              publishGroups(metrics, deadLetterMetrics(r));
+              const entry = tableEntry(r, deps.clock.nowMs());
+              if (entry !== undefined) tables.push(entry);
+            },
+          }),
+        );
+        if (!outcome.ran) {
+          logger.info('another committer run holds the run lease: nothing to do');
+          publishGroups(metrics, [{ metrics: [['RunsSkipped', 'Count', 1]] }]);
+          return {
+            ...summaryOf(owner, { tables: [], deferred: [] }, started),
+            skipped: 'another run in progress',
+          };
+        }
+        run = outcome.value;
       } catch (e) {
         logger.error('committer run failed', { error: errorSummary(e) });
-        publishGroups(metrics, [{ metrics: [['RunErrors', 'Count', 1]] }]);
+        const t = tableMetricGroups(perTable, COMMIT_TABLE_METRICS, tables);
+        publishGroups(metrics, [...t.perTable, { metrics: [['RunErrors', 'Count', 1], ...t.totals] }]);
         throw e;
       }
-      const of = (s: TableCommitResult['status']) => run.tables.filter((t) => t.status === s);
-      const summary: CommitterSummary = {
-        owner,
-        committed: of('committed').map((t) => t.table),
-        nothingToCommit: of('nothing-to-commit').length,
-        locked: of('locked').map((t) => t.table),
-        failed: of('failed').map((t) => t.table),
-        deferred: run.deferred,
-        rows: run.tables.reduce((n, t) => n + t.rows, 0),
-        durationMs: Date.now() - started,
-      };
+      const summary = summaryOf(owner, run, started);
       const level = summary.failed.length > 0 ? 'warn' : 'info';
       logger[level]('committer run', { ...summary, ...(deadlineMs === undefined ? {} : { deadlineMs }) });
+      const t = tableMetricGroups(perTable, COMMIT_TABLE_METRICS, tables);
       publishGroups(metrics, [
+        ...t.perTable,
         {
           metrics: [
             ['TablesCommitted', 'Count', summary.committed.length],
             ['CommitFailures', 'Count', summary.failed.length],
             ['TablesLocked', 'Count', summary.locked.length],
             ['DeferredTables', 'Count', summary.deferred.length],
+            ...t.totals,
           ],
         },
       ]);
@@ -115,6 +137,24 @@ export function makeCommitterHandler(
     } finally {
       logger.resetKeys();
     }
+  };
+}
+
+function summaryOf(
+  owner: string,
+  run: Pick<CommitterRun, 'tables' | 'deferred'>,
+  started: number,
+): CommitterSummary {
+  const of = (s: TableCommitResult['status']) => run.tables.filter((t) => t.status === s);
+  return {
+    owner,
+    committed: of('committed').map((t) => t.table),
+    nothingToCommit: of('nothing-to-commit').length,
+    locked: of('locked').map((t) => t.table),
+    failed: of('failed').map((t) => t.table),
+    deferred: run.deferred,
+    rows: run.tables.reduce((n, t) => n + t.rows, 0),
+    durationMs: Date.now() - started,
   };
 }
 
@@ -127,6 +167,7 @@ function logTable(logger: Logger, r: TableCommitResult): void {
     rows: r.rows,
     dataFiles: r.dataFiles,
     rewritten: r.rewritten,
+    ...(r.upserts ? { upserted: r.upserts.upserted, deleted: r.upserts.deleted } : {}),
     deadLetters: r.deadLetters,
     schemaChanges: r.schemaChanges,
     ...(r.snapshotId === undefined ? {} : { snapshotId: r.snapshotId.toString() }),
@@ -139,30 +180,45 @@ function logTable(logger: Logger, r: TableCommitResult): void {
   else logger.info(`table ${r.table}: ${r.status}`, attrs);
 }
 
-function tableMetrics(r: TableCommitResult, nowMs: number): MetricGroup[] {
-  const groups: MetricGroup[] = Object.entries(r.deadLetters).map(([reason, n]) => ({
+/** The per-table metrics of a committed table, and how they combine across tables. */
+const COMMIT_TABLE_METRICS: readonly TableMetricSpec[] = [
+  ['CommitLatency', 'Milliseconds', 'max'],
+  ['RowsCommitted', 'Count', 'sum'],
+  ['RowsUpserted', 'Count', 'sum'],
+  ['RowsDeleted', 'Count', 'sum'],
+  ['Freshness', 'Milliseconds', 'max'],
+];
+
+function tableEntry(r: TableCommitResult, nowMs: number): TableMetricEntry | undefined {
+  if (r.status !== 'committed') return undefined;
+  return {
+    table: r.table,
+    volume: r.rows,
+    values: {
+      CommitLatency: r.durationMs,
+      RowsCommitted: r.rows,
+      ...(r.upserts ? { RowsUpserted: r.upserts.upserted, RowsDeleted: r.upserts.deleted } : {}),
+      ...(r.oldestArrivalMs === undefined ? {} : { Freshness: Math.max(0, nowMs - r.oldestArrivalMs) }),
+    },
+  };
+}
+
+function deadLetterMetrics(r: TableCommitResult): MetricGroup[] {
+  return Object.entries(r.deadLetters).map(([reason, n]) => ({
     dimensions: { reason },
     metrics: [['DeadLetters', 'Count', n]],
   }));
-  if (r.status === 'committed') {
-    groups.unshift({
-      dimensions: { table: r.table },
-      metrics: [
-        ['CommitLatency', 'Milliseconds', r.durationMs],
-        ['RowsCommitted', 'Count', r.rows],
-        ...(r.oldestArrivalMs === undefined
-          ? []
-          : [['Freshness', 'Milliseconds', Math.max(0, nowMs - r.oldestArrivalMs)] as const]),
-      ],
-    });
-  }
-  return groups;
 }
 
 let lazy: CommitterHandler | undefined;
 
 /** The Lambda entry point: the environment is read and the AWS clients built on the first invocation. */
 export const handler: CommitterHandler = (event, context) => {
-  lazy ??= makeCommitterHandler(lazyRuntime(() => awsRuntime(readSettings())));
+  lazy ??= makeCommitterHandler(
+    lazyRuntime(() => awsRuntime(readSettings())),
+    {
+      perTableMetrics: perTableMetricsFromEnv(),
+    },
+  );
   return lazy(event, context);
 };

@@ -19,6 +19,7 @@
  * | `LEASE_MS` | commit lease per table (default 120000) |
  * | `AWS_REGION` | set by Lambda (`AWS_DEFAULT_REGION` is accepted as a fallback) |
  * | `MAINTENANCE`, `MAINTENANCE_*`, `GLUE_OPTIMIZER_ROLE_ARN`, `GLUE_CATALOG_ID` | see maintenance-env.ts |
+ * | `PER_TABLE_METRICS` | `on` (default), `off` or `top:N`: read by the handlers' entry points, see table-metrics.ts |
  *
  * Pure: takes the environment as a plain record (default `process.env`) and imports no SDK.
  */

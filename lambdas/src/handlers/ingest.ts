@@ -9,8 +9,9 @@
  * was staged. An error of the whole batch (the ledger unreachable …) is thrown: Lambda retries it.
  *
  * Metrics: `RecordsIn`, `RecordsSkipped`, `StagingFailures` (tables that failed), `BatchErrors`
- * (invocations that threw after parsing); per table (dimension `table`) `RowsStaged`,
- * `PendingRecords`, `StagedBytes`; per reason (dimension `reason`) `DeadLetters`.
+ * (invocations that threw after parsing); per table (dimension `table`, as `PER_TABLE_METRICS`
+ * allows: table-metrics.ts) `RowsStaged`, `PendingRecords`, `StagedBytes`, whose totals over the
+ * batch's tables go with `RecordsIn`; per reason (dimension `reason`) `DeadLetters`.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
@@ -27,6 +28,12 @@ import {
   type MetricsSink,
   publishGroups,
 } from './runtime.ts';
+import {
+  type PerTableMetrics,
+  perTableMetricsFromEnv,
+  type TableMetricSpec,
+  tableMetricGroups,
+} from './table-metrics.ts';
 
 export const METRICS_NAMESPACE = 'Floe';
 
@@ -39,13 +46,23 @@ export function metricsNamespace(env: Record<string, string | undefined> = proce
 export interface HandlerOptions {
   readonly logger?: Logger;
   readonly metrics?: MetricsSink;
+  /** Which per-table metrics to publish (default `on`; the Lambda reads `PER_TABLE_METRICS`). */
+  readonly perTableMetrics?: PerTableMetrics;
 }
+
+/** The ingest's per-table metrics, and how they combine across tables. */
+const INGEST_TABLE_METRICS: readonly TableMetricSpec[] = [
+  ['RowsStaged', 'Count', 'sum'],
+  ['PendingRecords', 'Count', 'sum'],
+  ['StagedBytes', 'Bytes', 'sum'],
+];
 
 export type IngestHandler = (event: unknown, context?: LambdaContext) => Promise<KinesisBatchResponse>;
 
 export function makeIngestHandler(getRuntime: GetRuntime, opts: HandlerOptions = {}): IngestHandler {
   const logger = opts.logger ?? new Logger({ serviceName: 'floe-ingest' });
   const metrics = opts.metrics ?? new Metrics({ namespace: metricsNamespace(), serviceName: 'floe-ingest' });
+  const perTable = opts.perTableMetrics ?? { mode: 'on' };
   return async (event, context) => {
     const started = Date.now();
     logger.resetKeys();
@@ -91,24 +108,25 @@ export function makeIngestHandler(getRuntime: GetRuntime, opts: HandlerOptions =
       if (failures.length > 0) logger.warn('ingest batch: some tables failed, Lambda retries', summary);
       else logger.info('ingest batch', summary);
 
+      const tables = tableMetricGroups(
+        perTable,
+        INGEST_TABLE_METRICS,
+        result.tables.map((t) => ({
+          table: t.table,
+          volume: t.rows + t.pending,
+          values: { RowsStaged: t.rows, PendingRecords: t.pending, StagedBytes: t.bytes },
+        })),
+      );
       const groups: MetricGroup[] = [
         {
           metrics: [
             ['RecordsIn', 'Count', result.records],
             ['RecordsSkipped', 'Count', result.skipped],
             ['StagingFailures', 'Count', result.failures.length],
+            ...tables.totals,
           ],
         },
-        ...result.tables.map(
-          (t): MetricGroup => ({
-            dimensions: { table: t.table },
-            metrics: [
-              ['RowsStaged', 'Count', t.rows],
-              ['PendingRecords', 'Count', t.pending],
-              ['StagedBytes', 'Bytes', t.bytes],
-            ],
-          }),
-        ),
+        ...tables.perTable,
         ...Object.entries(result.deadLetters).map(
           ([reason, n]): MetricGroup => ({ dimensions: { reason }, metrics: [['DeadLetters', 'Count', n]] }),
         ),
@@ -125,6 +143,11 @@ let lazy: IngestHandler | undefined;
 
 /** The Lambda entry point: the environment is read and the AWS clients built on the first invocation. */
 export const handler: IngestHandler = (event, context) => {
-  lazy ??= makeIngestHandler(lazyRuntime(() => awsRuntime(readSettings())));
+  lazy ??= makeIngestHandler(
+    lazyRuntime(() => awsRuntime(readSettings())),
+    {
+      perTableMetrics: perTableMetricsFromEnv(),
+    },
+  );
   return lazy(event, context);
 };

@@ -14,11 +14,14 @@
  * at error level and counted, never thrown; a failure of the whole run (the catalog or ledger
  * unreachable) is thrown.
  *
- * Metrics (namespace `Floe`), per table (dimension `table`): `DataFiles`, `DeleteFiles`,
- * `Snapshots`, `AverageFileBytes`, `SmallFiles` (data files compaction would rewrite), and with
- * Floe's own maintenance `FilesCompacted`, `SnapshotsExpired`, `OrphansDeleted`;
- * `MaintenanceFailures` (failed steps, or 1 for a table that failed as a whole); per run
- * `TablesMaintained`, `MaintenanceLocked`, `MaintenanceDeferred`, `MaintenanceFailedTables`.
+ * Metrics (namespace `Floe`), per table (dimension `table`, as `PER_TABLE_METRICS` allows:
+ * table-metrics.ts): `DataFiles`, `DeleteFiles`, `Snapshots`, `AverageFileBytes`, `SmallFiles`
+ * (data files compaction would rewrite), and with Floe's own maintenance `FilesCompacted`,
+ * `SnapshotsExpired`, `OrphansDeleted`; `MaintenanceFailures` (failed steps, or 1 for a table that
+ * failed as a whole); per run `TablesMaintained`, `MaintenanceLocked`, `MaintenanceDeferred`,
+ * `MaintenanceFailedTables` and the totals of the per-table metrics (`SmallFiles` the largest of
+ * any table, `AverageFileBytes` the smallest); `RunsSkipped` for a run that found another one
+ * running (run-lease.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -30,6 +33,7 @@ import {
 } from '../app/maintain/scheduled.ts';
 import { readSettings } from './env.ts';
 import { type HandlerOptions, metricsNamespace } from './ingest.ts';
+import { withRunLease } from './run-lease.ts';
 import {
   awsRuntime,
   errorMessage,
@@ -37,9 +41,14 @@ import {
   type LambdaContext,
   lazyRuntime,
   type MaintenanceRuntime,
-  type MetricGroup,
   publishGroups,
 } from './runtime.ts';
+import {
+  perTableMetricsFromEnv,
+  type TableMetricEntry,
+  type TableMetricSpec,
+  tableMetricGroups,
+} from './table-metrics.ts';
 
 export interface MaintenanceHandlerOptions extends HandlerOptions {
   /** Share of the remaining time kept in reserve (default 0.3). */
@@ -61,6 +70,8 @@ export interface MaintenanceSummary {
   /** Tables whose service-side maintenance was created or changed by this run. */
   readonly configured: readonly string[];
   readonly durationMs: number;
+  /** Set when another run held the maintenance run lease: this one did nothing. */
+  readonly skipped?: 'another run in progress';
 }
 
 export type MaintenanceHandler = (event?: unknown, context?: LambdaContext) => Promise<MaintenanceSummary>;
@@ -75,11 +86,14 @@ export function makeMaintenanceHandler(
     opts.metrics ?? new Metrics({ namespace: metricsNamespace(), serviceName: 'floe-maintenance' });
   const reserveFraction = opts.reserveFraction ?? 0.3;
   const minReserveMs = opts.minReserveMs ?? 60_000;
+  const perTable = opts.perTableMetrics ?? { mode: 'on' };
   return async (_event, context) => {
     const started = Date.now();
     const owner = context?.awsRequestId ?? `maintenance-${randomUUID()}`;
     logger.resetKeys();
     logger.appendKeys({ owner });
+    // Per-table values, published when the run ends as PER_TABLE_METRICS allows.
+    const tables: TableMetricEntry[] = [];
     try {
       let run: ScheduledRun;
       let mode: MaintenanceSummary['mode'] = 'off';
@@ -100,30 +114,46 @@ export function makeMaintenanceHandler(
           // left: time for its commit and the steps after it.
           workUntilMs = setup.deps.clock.nowMs() + Math.max(0, remaining - (2 * reserve) / 3);
         }
-        run = await runScheduledMaintenance(setup.deps, {
-          ...setup.options,
-          ...(deadlineMs === undefined ? {} : { startDeadlineMs: deadlineMs }),
-          ...(workUntilMs === undefined ? {} : { workUntilMs }),
-          onTable: (r) => {
-            logTable(logger, r);
-            publishGroups(metrics, tableMetrics(r));
-          },
-        });
+        const outcome = await withRunLease(setup.deps.lock, 'maintenance', owner, remaining, () =>
+          runScheduledMaintenance(setup.deps, {
+            ...setup.options,
+            ...(deadlineMs === undefined ? {} : { startDeadlineMs: deadlineMs }),
+            ...(workUntilMs === undefined ? {} : { workUntilMs }),
+            onTable: (r) => {
+              logTable(logger, r);
+              const entry = tableEntry(r);
+              if (entry !== undefined) tables.push(entry);
+            },
+          }),
+        );
+        if (!outcome.ran) {
+          logger.info('another maintenance run holds the run lease: nothing to do');
+          publishGroups(metrics, [{ metrics: [['RunsSkipped', 'Count', 1]] }]);
+          return {
+            ...summaryOf(owner, mode, { tables: [], deferred: [] }, started),
+            skipped: 'another run in progress',
+          };
+        }
+        run = outcome.value;
       } catch (e) {
         logger.error('maintenance run failed', { error: errorSummary(e) });
-        publishGroups(metrics, [{ metrics: [['RunErrors', 'Count', 1]] }]);
+        const t = tableMetricGroups(perTable, MAINTENANCE_TABLE_METRICS, tables);
+        publishGroups(metrics, [...t.perTable, { metrics: [['RunErrors', 'Count', 1], ...t.totals] }]);
         throw e;
       }
       const summary = summaryOf(owner, mode, run, started);
       const level = summary.failed.length > 0 ? 'warn' : 'info';
       logger[level]('maintenance run', { ...summary, ...(deadlineMs === undefined ? {} : { deadlineMs }) });
+      const t = tableMetricGroups(perTable, MAINTENANCE_TABLE_METRICS, tables);
       publishGroups(metrics, [
+        ...t.perTable,
         {
           metrics: [
             ['TablesMaintained', 'Count', summary.maintained.length + summary.checked.length],
             ['MaintenanceLocked', 'Count', summary.locked.length],
             ['MaintenanceDeferred', 'Count', summary.deferred.length],
             ['MaintenanceFailedTables', 'Count', summary.failed.length],
+            ...t.totals,
           ],
         },
       ]);
@@ -197,44 +227,59 @@ function logTable(logger: Logger, r: ScheduledTableResult): void {
   else logger.info(`table ${r.table}: ${r.status}`, attrs);
 }
 
-function tableMetrics(r: ScheduledTableResult): MetricGroup[] {
-  if (r.status === 'locked') return [];
+/** The per-table maintenance metrics, and how they combine across tables. */
+const MAINTENANCE_TABLE_METRICS: readonly TableMetricSpec[] = [
+  ['DataFiles', 'Count', 'sum'],
+  ['DeleteFiles', 'Count', 'sum'],
+  ['Snapshots', 'Count', 'sum'],
+  ['AverageFileBytes', 'Bytes', 'min'],
+  ['SmallFiles', 'Count', 'max'],
+  ['FilesCompacted', 'Count', 'sum'],
+  ['SnapshotsExpired', 'Count', 'sum'],
+  ['OrphansDeleted', 'Count', 'sum'],
+  ['MaintenanceFailures', 'Count', 'sum'],
+];
+
+function tableEntry(r: ScheduledTableResult): TableMetricEntry | undefined {
+  if (r.status === 'locked') return undefined;
   const c = r.condition;
   const rep = r.report;
-  return [
-    {
-      dimensions: { table: r.table },
-      metrics: [
-        ...(c === undefined
-          ? []
-          : ([
-              ['DataFiles', 'Count', c.dataFiles],
-              ['DeleteFiles', 'Count', c.deleteFiles],
-              ['Snapshots', 'Count', c.snapshots],
-              ['AverageFileBytes', 'Bytes', c.averageFileBytes],
-              ['SmallFiles', 'Count', c.smallFiles],
-            ] as const)),
-        ...(rep === undefined
-          ? []
-          : ([
-              [
-                'FilesCompacted',
-                'Count',
-                rep.compaction?.snapshotId === undefined ? 0 : rep.compaction.filesRewritten,
-              ],
-              ['SnapshotsExpired', 'Count', rep.expiry?.snapshotsExpired ?? 0],
-              ['OrphansDeleted', 'Count', rep.orphans?.orphans ?? 0],
-            ] as const)),
-        ['MaintenanceFailures', 'Count', failuresOf(r)],
-      ],
+  const failures = failuresOf(r);
+  return {
+    table: r.table,
+    // top:N keeps the tables whose maintenance failed, then the largest.
+    volume: failures > 0 ? Number.MAX_SAFE_INTEGER : (c?.dataFiles ?? 0),
+    values: {
+      ...(c === undefined
+        ? {}
+        : {
+            DataFiles: c.dataFiles,
+            DeleteFiles: c.deleteFiles,
+            Snapshots: c.snapshots,
+            AverageFileBytes: c.averageFileBytes,
+            SmallFiles: c.smallFiles,
+          }),
+      ...(rep === undefined
+        ? {}
+        : {
+            FilesCompacted: rep.compaction?.snapshotId === undefined ? 0 : rep.compaction.filesRewritten,
+            SnapshotsExpired: rep.expiry?.snapshotsExpired ?? 0,
+            OrphansDeleted: rep.orphans?.orphans ?? 0,
+          }),
+      MaintenanceFailures: failures,
     },
-  ];
+  };
 }
 
 let lazy: MaintenanceHandler | undefined;
 
 /** The Lambda entry point: the environment is read and the AWS clients built on the first invocation. */
 export const handler: MaintenanceHandler = (event, context) => {
-  lazy ??= makeMaintenanceHandler(lazyRuntime(() => awsRuntime(readSettings())));
+  lazy ??= makeMaintenanceHandler(
+    lazyRuntime(() => awsRuntime(readSettings())),
+    {
+      perTableMetrics: perTableMetricsFromEnv(),
+    },
+  );
   return lazy(event, context);
 };

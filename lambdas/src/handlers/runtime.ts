@@ -27,6 +27,7 @@ import { GlueTableOptimizers } from '../adapters/aws/glue-table-optimizers.ts';
 import { createS3Client, S3ObjectStore } from '../adapters/aws/s3-object-store.ts';
 import { S3TablesCatalog } from '../adapters/aws/s3tables-catalog.ts';
 import { S3TablesTableMaintenance } from '../adapters/aws/s3tables-maintenance.ts';
+import { CatalogAwareStore } from '../adapters/catalog-aware-store.ts';
 import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import { ObjectStoreDeadLetterStore } from '../adapters/object-dead-letter-store.ts';
 import { CachedSchemaRegistry } from '../app/cached-registry.ts';
@@ -96,7 +97,15 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
   const ids = randomIds;
   const s3 = createS3Client({ region });
   const dynamo = createDynamoClient({ region });
-  const store = new S3ObjectStore(s3);
+  // On S3 Tables no delete is sent to table storage, which refuses it (catalog-aware-store.ts).
+  const store = new CatalogAwareStore(new S3ObjectStore(s3), {
+    catalogType: settings.catalog.type,
+    deletablePrefixes: [settings.stagingUri, settings.deadLetterUri],
+    onDeleteSkipped: (uri) =>
+      storeLogger().debug('not deleted: S3 Tables removes unreferenced files itself', { uri }),
+    onDeleteFailed: (uri, error) =>
+      storeLogger().warn('delete failed; the file is left for cleanup', { uri, error: errorSummary(error) }),
+  });
   const destroyers: (() => void)[] = [() => s3.destroy(), () => dynamo.destroy()];
   let catalog: Catalog;
   let managed: ManagedMaintenance | undefined;
@@ -213,6 +222,10 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
 let setUpLog: Logger | undefined;
 /** Made on first use: importing a handler module creates no logger. */
 const setUpLogger = (): Logger => (setUpLog ??= new Logger({ serviceName: 'floe-committer' }));
+let storeLog: Logger | undefined;
+/** The object store's log (the function's service name from the environment, else `floe`). */
+const storeLogger = (): Logger =>
+  (storeLog ??= new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'floe' }));
 
 /**
  * What the maintenance function runs for a catalog and `MAINTENANCE`: Floe's own maintenance of
