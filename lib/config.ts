@@ -31,7 +31,12 @@ import {
   parsePerTableMetrics,
 } from '../lambdas/src/handlers/table-metrics.ts';
 import { maintenanceEnvBytes } from './maintenance-env.ts';
-import { type NamespaceScope, parseAllowedNamespaces, reachableNamespaces } from './namespaces.ts';
+import {
+  type NamespaceScope,
+  namespacePatterns,
+  parseAllowedNamespaces,
+  reachableNamespaces,
+} from './namespaces.ts';
 
 export const APP_TYPES = ['dynamic', 'dynamic-avro'] as const;
 export type AppType = (typeof APP_TYPES)[number];
@@ -666,9 +671,10 @@ export function readFloeSettings(
     ...optional('s3TablesCatalog', s3TablesCatalog),
   };
 
-  // The committer and the maintenance function carry FLOE_CONFIG and the maintenance variables in
-  // one 4 KB environment each.
-  const configLimit = MAX_FLOE_CONFIG_BYTES - maintenanceEnvBytes(maintenance, catalogType);
+  // The committer and the maintenance function carry FLOE_CONFIG and the maintenance variables
+  // (with the namespaces maintenance visits) in one 4 KB environment each.
+  const configLimit =
+    MAX_FLOE_CONFIG_BYTES - maintenanceEnvBytes(maintenance, catalogType, namespacePatterns(namespaces));
   if (Buffer.byteLength(floeConfigJson) > configLimit) {
     problems.push(
       `context '${docKey}': the Floe configuration is ${Buffer.byteLength(floeConfigJson)} bytes as JSON; ` +

@@ -10,6 +10,9 @@
  * | glue × glue | optimizer role, account, retention and orphan values | the same (its sweep) |
  * | glue × off | `MAINTENANCE` | — |
  * | s3tables × floe / off | S3 Tables' values (snapshots, target) | the same (its sweep, floe only) |
+ *
+ * The maintenance function also gets `MAINTENANCE_NAMESPACES`: the namespaces it visits, exactly
+ * the ones IAM grants (lib/namespaces.ts `namespacePatterns`: names and `prefix*` patterns).
  */
 import type { CatalogType, MaintenanceContextSettings } from './config.ts';
 
@@ -20,6 +23,8 @@ export interface MaintenanceEnvRefs {
   readonly optimizerRoleArn?: string;
   /** `glue` only: the account (Glue's CatalogId). */
   readonly account?: string;
+  /** The maintenance function: the namespaces it visits (`namespacePatterns` of the granted scope). */
+  readonly namespaces?: readonly string[];
 }
 
 export function maintenanceEnvironment(
@@ -27,6 +32,18 @@ export function maintenanceEnvironment(
   catalogType: CatalogType,
   forFunction: 'committer' | 'maintenance',
   refs: MaintenanceEnvRefs = {},
+): Record<string, string> {
+  const env = settingsEnvironment(m, catalogType, forFunction, refs);
+  if (forFunction === 'maintenance' && refs.namespaces !== undefined)
+    env.MAINTENANCE_NAMESPACES = refs.namespaces.join(',');
+  return env;
+}
+
+function settingsEnvironment(
+  m: MaintenanceContextSettings,
+  catalogType: CatalogType,
+  forFunction: 'committer' | 'maintenance',
+  refs: MaintenanceEnvRefs,
 ): Record<string, string> {
   const env: Record<string, string> = { MAINTENANCE: m.mode };
   const retention = () => {
@@ -60,10 +77,15 @@ export function maintenanceEnvironment(
  * Bytes the maintenance variables take at most in either function that carries FLOE_CONFIG with
  * them (tokens counted at their longest).
  */
-export function maintenanceEnvBytes(m: MaintenanceContextSettings, catalogType: CatalogType): number {
+export function maintenanceEnvBytes(
+  m: MaintenanceContextSettings,
+  catalogType: CatalogType,
+  namespaces: readonly string[] = [],
+): number {
   const refs = {
     optimizerRoleArn: `arn:aws-us-gov:iam::123456789012:role/${'x'.repeat(64)}`,
     account: '123456789012',
+    namespaces,
   };
   const bytes = (env: Record<string, string>) =>
     Object.entries(env).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);

@@ -5,7 +5,8 @@
  *   default hourly), one run at a time like the committer (a run lease; reserved concurrency only
  *   with `committerReservedConcurrency=1`). On Glue with `floe` it maintains the
  *   tables itself under the committer's leases; with `glue`, and on S3 Tables, it keeps the
- *   service's maintenance configured and publishes the tables' metrics.
+ *   service's maintenance configured and publishes the tables' metrics. It visits every namespace
+ *   the configuration routes to (`MAINTENANCE_NAMESPACES`, the committer's IAM scope).
  * - `GlueOptimizerRole` (`glue` only): the role Glue's table optimizers run as, as AWS documents
  *   for them: trusts glue.amazonaws.com; reads, writes and deletes the warehouse's table files;
  *   GetTable / UpdateTable on the stack's tables; writes the optimizers' CloudWatch log groups.
@@ -144,6 +145,8 @@ export class FloeMaintenance extends Construct {
         ...maintenanceEnvironment(m, settings.catalogType, 'maintenance', {
           ...(props.optimizerRole === undefined ? {} : { optimizerRoleArn: props.optimizerRole.roleArn }),
           account: Stack.of(this).account,
+          // Every namespace the configuration routes to: what its role is granted.
+          namespaces: namespacePatterns(settings.namespaces),
         }),
         ...(settings.committer.leaseSeconds === undefined
           ? {}

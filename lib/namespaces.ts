@@ -14,10 +14,14 @@
  * to the same list: a `guards.allowTables` expression is added to FLOE_CONFIG (combined with a
  * configured one), so a record routed to another namespace is dead-lettered (`guard-allow-tables`,
  * the detail naming the table) instead of failing on AccessDenied and stalling its shard.
+ *
+ * The maintenance function visits the same namespaces (`MAINTENANCE_NAMESPACES`, the patterns of
+ * `namespacePatterns`), its role granted the same scope as the committer's.
  */
+import { parseNamespacePatterns } from '../lambdas/src/app/maintain/namespaces.ts';
 import type { FloeConfig } from '../lambdas/src/config.ts';
 import { parseTemplate, splitNamespace, type TemplatePart } from '../lambdas/src/routing/route.ts';
-import { isLegalTableName, sanitizeTableName } from '../lambdas/src/routing/table-name.ts';
+import { sanitizeTableName } from '../lambdas/src/routing/table-name.ts';
 
 /** What IAM grants: names, and name prefixes (`prefix*`). */
 export interface NamespaceScope {
@@ -52,26 +56,16 @@ export function templateNamespace(template: string | undefined): TemplateNamespa
   return { kind: 'literal', namespace: ns };
 }
 
-/** `-c allowedNamespaces` entries: a legal namespace, or a legal prefix followed by `*`. */
+/**
+ * `-c allowedNamespaces` entries: a legal namespace, or a legal prefix followed by `*` — read by
+ * the same rules as the maintenance function's `MAINTENANCE_NAMESPACES`.
+ */
 export function parseAllowedNamespaces(entries: readonly string[]): {
   names: string[];
   prefixes: string[];
   bad: string[];
 } {
-  const names: string[] = [];
-  const prefixes: string[] = [];
-  const bad: string[] = [];
-  for (const e of entries) {
-    if (e.endsWith('*')) {
-      const p = e.slice(0, -1);
-      // A prefix starts like a namespace (a letter or digit, not `aws`) and may end with `_`.
-      if (/^[a-z0-9][a-z0-9_]{0,250}$/.test(p) && !p.startsWith('aws') && !'aws'.startsWith(p))
-        prefixes.push(p);
-      else bad.push(e);
-    } else if (isLegalTableName(e, 252) && !e.startsWith('aws')) names.push(e);
-    else bad.push(e);
-  }
-  return { names, prefixes, bad };
+  return parseNamespacePatterns(entries);
 }
 
 /** Why the namespaces cannot be granted: the template's fault, or `allowedNamespaces`'. */

@@ -22,7 +22,8 @@
  *
  * Kinesis read and the stream key's Decrypt come with the event source mapping; SendMessage to
  * the failed-batch queue with its on-failure destination; the log group with the function.
- * No `glue:GetDatabases` / `s3tables:ListNamespaces` (the apps never list namespaces), no
+ * No `glue:GetDatabases` / `s3tables:ListNamespaces` for ingest and committer (they never list
+ * namespaces; maintenance does, for `allowedNamespaces` prefixes only), no
  * `RegisterSchemaVersion` / `CreateSchema` (producers register schemas, the ingest only reads).
  */
 import { type CfnElement, Stack } from 'aws-cdk-lib';
@@ -231,7 +232,11 @@ export function logicalIdOf(resource: IConstruct): string {
  * | glue (Glue) | GetObject under `warehouse/` (metrics) | log (Query, Put) | GetTable(s); Create/Update/BatchGet table optimizers, PassRole of the optimizer role to Glue |
  * | floe (S3 Tables) | through S3 Tables: GetTableData (metrics) | log (Query, Put) | ListTables, GetTableMetadataLocation, Get/PutTableMaintenanceConfiguration |
  *
- * No staging bucket, no CreateTable, no Scan: it never reads fragments or creates tables.
+ * The catalog calls are limited to the namespaces the configuration routes to, as the
+ * committer's; with `allowedNamespaces` prefixes (`tenant_*`) also `glue:GetDatabases` (on the
+ * granted databases) or `s3tables:ListNamespaces` (on the stack's table bucket), to find the
+ * namespaces that match. No staging bucket, no CreateTable, no Scan: it never reads fragments or
+ * creates tables.
  */
 export function grantMaintenanceAccess(
   fn: FloeFunction,
@@ -291,10 +296,14 @@ export function grantMaintenanceAccess(
     );
   }
 
-  // The maintenance function visits the tables of the stack's namespace (scheduled.ts).
-  const own: NamespaceScope = { names: [settings.namespace], prefixes: [] };
+  // The maintenance function visits every namespace the configuration routes to (scheduled.ts,
+  // MAINTENANCE_NAMESPACES): the committer's scope, no wider.
+  const namespaces = settings.namespaces;
+  // A prefix (`tenant_*`) is matched against the catalog's namespaces at run time: the one call
+  // that lists namespaces, made only then.
+  const listsNamespaces = namespaces.prefixes.length > 0;
   if (storage.database !== undefined) {
-    const { catalogArn, databaseArns, tablesArns } = glueArns(fn, own);
+    const { catalogArn, databaseArns, tablesArns } = glueArns(fn, namespaces);
     add(
       new iam.PolicyStatement({
         sid: 'GlueTables',
@@ -304,26 +313,47 @@ export function grantMaintenanceAccess(
         resources: [catalogArn, ...databaseArns, ...tablesArns],
       }),
     );
-    if (optimizerRole !== undefined) grantOptimizers(fn, own, optimizerRole, true);
+    if (listsNamespaces) {
+      // GetDatabases returns the databases the caller may read: the granted ones.
+      add(
+        new iam.PolicyStatement({
+          sid: 'GlueDatabases',
+          actions: ['glue:GetDatabases'],
+          resources: [catalogArn, ...databaseArns],
+        }),
+      );
+    }
+    if (optimizerRole !== undefined) grantOptimizers(fn, namespaces, optimizerRole, true);
     acknowledgeGlueWildcards(
       policy,
-      own,
+      namespaces,
       (ns) =>
-        `Tables are created at run time, one per event type (named from the data); access is limited to the tables of this stack’s Glue database ${ns}, the namespace maintenance visits.`,
-      () => '',
+        `Tables are created at run time, one per event type (named from the data); access is limited to the tables of the Glue database ${ns}, a namespace this stack's configuration routes to and maintenance visits.`,
+      (prefix) =>
+        `-c allowedNamespaces grants the namespaces starting with ${prefix} (the routing template takes the namespace from the data); maintenance visits the tables Floe creates there, as the committer's role is granted.`,
     );
   }
   if (storage.tableBucket !== undefined) {
     const bucketArn = storage.tableBucket.attrTableBucketArn;
-    const inNamespace = s3TablesNamespaceCondition(own);
+    const inNamespaces = s3TablesNamespaceCondition(namespaces);
     add(
       new iam.PolicyStatement({
         sid: 'TableBucket',
         actions: ['s3tables:ListTables'],
         resources: [bucketArn],
-        conditions: inNamespace,
+        conditions: inNamespaces,
       }),
     );
+    if (listsNamespaces) {
+      add(
+        new iam.PolicyStatement({
+          // Names only; IAM has no s3tables:namespace condition key for it (like CreateNamespace).
+          sid: 'ListNamespaces',
+          actions: ['s3tables:ListNamespaces'],
+          resources: [bucketArn],
+        }),
+      );
+    }
     add(
       new iam.PolicyStatement({
         sid: 'Tables',
@@ -334,12 +364,12 @@ export function grantMaintenanceAccess(
           's3tables:PutTableMaintenanceConfiguration',
         ],
         resources: [`${bucketArn}/table/*`],
-        conditions: inNamespace,
+        conditions: inNamespaces,
       }),
     );
     wildcard(
       `<${logicalIdOf(storage.tableBucket)}.TableBucketARN>/table/*`,
-      'Tables are created at run time (one per event type) and S3 Tables names table ARNs by a generated id, so they cannot be listed in advance; access is limited to this stack’s own table bucket and, by the s3tables:namespace condition, to the namespace maintenance visits.',
+      'Tables are created at run time (one per event type) and S3 Tables names table ARNs by a generated id, so they cannot be listed in advance; access is limited to this stack’s own table bucket and, by the s3tables:namespace condition, to the namespaces its configuration routes to (those maintenance visits).',
     );
   }
 }

@@ -136,6 +136,9 @@ describe.each(CASES)('catalogType=$catalogType maintenance=$maintenance', (c) =>
     const maintenance = variables(s, isMaintenance);
     const m = readSettings({ ...resolve(maintenance), AWS_REGION: 'eu-west-1' }).maintenance;
     expect(m.mode).toBe(c.maintenance);
+    // The namespaces it visits: the ones its role is granted (here the stack's; test/cdk/namespaces.test.ts).
+    expect(maintenance.MAINTENANCE_NAMESPACES).toBe('floe');
+    expect(m.namespaces).toEqual({ names: ['floe'], prefixes: [] });
     if (floe) expect(maintenance.MAINTENANCE_ORPHANS_OLDER_THAN_MS).toBe(String(3 * DAY));
     if (!glue) expect(maintenance.MAINTENANCE_ORPHANS_OLDER_THAN_MS).toBeUndefined();
     // The ingest knows nothing of maintenance.

@@ -3,7 +3,8 @@
  * reach — the stack's, a template's literal one (`analytics.{event_type}_events`), consolidation
  * rules' (`rides`), and for a template whose namespace comes from the data (`{tenant}.orders`) the
  * names and prefixes of `-c allowedNamespaces` — in every role and policy that touches the
- * catalog, on Glue and on S3 Tables, and nothing wider. Without `allowedNamespaces` such a template
+ * catalog (the maintenance function's too, which is told the same list), on Glue and on S3
+ * Tables, and nothing wider. Without `allowedNamespaces` such a template
  * stops synth with a message saying so; with it, the Lambdas dead-letter records routed elsewhere
  * (the product's own router and record rules judge them here).
  */
@@ -15,10 +16,19 @@ import { describe, expect, it } from 'vitest';
 import { RecordRules } from '../../lambdas/src/app/record-rules.ts';
 import { parseConfig } from '../../lambdas/src/config.ts';
 import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
+import { readMaintenanceEnv } from '../../lambdas/src/handlers/maintenance-env.ts';
 import type { Catalog } from '../../lambdas/src/ports/catalog.ts';
 import { compileRouter } from '../../lambdas/src/routing/route.ts';
 import { PROJECT_ROOT } from '../../lib/lambda.ts';
-import { nagFindings, one, resources, type Synth, synth } from './helpers.ts';
+import {
+  acknowledgments,
+  allNagFindings,
+  nagFindings,
+  one,
+  resources,
+  type Synth,
+  synth,
+} from './helpers.ts';
 
 type Statement = {
   Sid?: string;
@@ -88,6 +98,27 @@ function s3TablesNamespaces(sts: Statement[]): Set<string> {
   return out;
 }
 
+/** The maintenance function's environment (values that are references left out). */
+function maintenanceEnv(s: Synth): Record<string, string> {
+  const fn = one(s.template, 'AWS::Lambda::Function', (_p, id) => id.startsWith('MaintenanceHandler'));
+  const vars = (fn.Environment as { Variables: Record<string, unknown> }).Variables;
+  return Object.fromEntries(
+    Object.entries(vars).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
+}
+
+/** `MAINTENANCE_NAMESPACES` as the handler reads it (failing on any problem with it). */
+function readMaintenanceNamespaces(env: Record<string, string>) {
+  return readMaintenanceEnv(
+    (n) => (n === 'MAINTENANCE_NAMESPACES' ? env[n] : undefined),
+    (_v, message) => {
+      throw new Error(message);
+    },
+    'glue',
+    (v) => JSON.stringify(v),
+  ).namespaces;
+}
+
 const ROLES = {
   ingest: 'IngestHandlerRoleDefaultPolicy',
   committer: 'CommitterHandlerRoleDefaultPolicy',
@@ -138,10 +169,29 @@ describe.each(['glue', 's3tables'] as const)('catalogType=%s', (catalogType) => 
     const s = synth({ catalogType, ...context, ...(glue ? { maintenance: 'glue' } : {}) });
     const expected = new Set<string>(granted);
     const of = (sts: Statement[]) => (glue ? glueNamespaces(sts) : s3TablesNamespaces(sts));
-    for (const role of ['ingest', 'committer', 'analysts'] as const)
+    // The maintenance function visits every namespace the configuration reaches: the same scope.
+    for (const role of ['ingest', 'committer', 'maintenance', 'analysts'] as const)
       expect(of(statements(s, ROLES[role])), role).toEqual(expected);
-    // The maintenance function visits the stack's namespace only.
-    expect(of(statements(s, ROLES.maintenance))).toEqual(new Set(['floe']));
+    // … and is told which (MAINTENANCE_NAMESPACES), read back by the handler as names and prefixes.
+    const env = maintenanceEnv(s);
+    expect(env.MAINTENANCE_NAMESPACES).toBe(granted.join(','));
+    expect(readMaintenanceNamespaces(env)).toEqual({
+      names: granted.filter((g) => !g.endsWith('*')),
+      prefixes: granted.filter((g) => g.endsWith('*')).map((g) => g.slice(0, -1)),
+    });
+    // Listing namespaces only to match a prefix; on S3 Tables the stack's bucket only.
+    const prefixed = granted.some((g) => g.endsWith('*'));
+    const lists = statements(s, ROLES.maintenance).filter((st) =>
+      actionsOf(st).some((a) => a === 'glue:GetDatabases' || a === 's3tables:ListNamespaces'),
+    );
+    expect(lists.length, 'namespace listing').toBe(prefixed ? 1 : 0);
+    if (prefixed && !glue)
+      expect(text(lists[0]!.Resource)).toMatch(/^<StorageTableBucket[^>]*\.TableBucketARN>$/);
+    for (const role of ['ingest', 'committer'] as const)
+      for (const st of statements(s, ROLES[role]))
+        expect(actionsOf(st), role).not.toEqual(
+          expect.arrayContaining([expect.stringMatching(/^(glue:GetDatabases|s3tables:ListNamespaces)$/)]),
+        );
     if (glue) expect(glueNamespaces(statements(s, ROLES.optimizers))).toEqual(expected);
     else {
       // S3 Tables' own maintenance is set up by the committer on every table it creates.
@@ -244,5 +294,76 @@ describe('a namespace taken from the data', () => {
     expect((await rules.check({}, 'order_events')).ok).toBe(true);
     expect(await rules.check({}, 'globex.orders')).toMatchObject({ ok: false, reason: 'guard-allow-tables' });
     expect(await rules.check({}, 'other.orders')).toMatchObject({ ok: false, reason: 'guard-allow-tables' });
+  });
+});
+
+describe('the maintenance function: the committer’s namespaces, no wider', () => {
+  /** Every acknowledgment matches a finding (none stale), and no finding is left. */
+  const nagClean = (s: Synth) => {
+    expect(nagFindings(s.stack)).toEqual([]);
+    const findings = allNagFindings(s.stack);
+    for (const a of acknowledgments(s.stack))
+      expect(
+        findings.some((f) => f.startsWith(`${a.id} @ ${a.path}`)),
+        `${a.id} at ${a.path}`,
+      ).toBe(true);
+  };
+
+  it("Glue + maintenance=floe, -c tableTemplate='analytics.{event_type}_events': rewrites the tables of analytics too", () => {
+    const s = synth({ tableTemplate: 'analytics.{event_type}_events' });
+    const sts = statements(s, ROLES.maintenance);
+    const tables = sts.find((st) => st.Sid === 'GlueTables')!;
+    expect(actionsOf(tables)).toEqual(['glue:GetTable', 'glue:GetTables', 'glue:UpdateTable']);
+    const arns = resourcesOf(tables).map(text);
+    for (const ns of ['floe', 'analytics']) {
+      expect(
+        arns.some((a) => a.endsWith(`:database/${ns}`)),
+        ns,
+      ).toBe(true);
+      expect(
+        arns.some((a) => a.endsWith(`:table/${ns}/*`)),
+        ns,
+      ).toBe(true);
+    }
+    expect(glueNamespaces(sts)).toEqual(glueNamespaces(statements(s, ROLES.committer)));
+    expect(glueNamespaces(sts)).toEqual(new Set(['floe', 'analytics']));
+    // Two names: nothing to list.
+    expect(sts.flatMap(actionsOf)).not.toContain('glue:GetDatabases');
+    expect(maintenanceEnv(s).MAINTENANCE_NAMESPACES).toBe('floe,analytics');
+    nagClean(s);
+  });
+
+  it('Glue + maintenance=floe, {tenant}.orders with allowedNamespaces=tenant_*: the pattern, and GetDatabases on it only', () => {
+    const s = synth({ tableTemplate: '{tenant}.orders', allowedNamespaces: 'tenant_*' });
+    const sts = statements(s, ROLES.maintenance);
+    expect(glueNamespaces(sts)).toEqual(new Set(['floe', 'tenant_*']));
+    const list = sts.find((st) => st.Sid === 'GlueDatabases')!;
+    expect(actionsOf(list)).toEqual(['glue:GetDatabases']);
+    expect(resourcesOf(list).map(text).sort()).toEqual(
+      [
+        'arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:catalog',
+        'arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:database/floe',
+        'arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:database/tenant_*',
+      ].sort(),
+    );
+    expect(maintenanceEnv(s).MAINTENANCE_NAMESPACES).toBe('floe,tenant_*');
+    nagClean(s);
+  });
+
+  it('S3 Tables, {tenant}.orders with allowedNamespaces=acme,tenant_*: s3tables:namespace like the committer’s', () => {
+    const s = synth({
+      catalogType: 's3tables',
+      tableTemplate: '{tenant}.orders',
+      allowedNamespaces: 'acme,tenant_*',
+    });
+    const sts = statements(s, ROLES.maintenance);
+    for (const sid of ['TableBucket', 'Tables'])
+      expect(sts.find((st) => st.Sid === sid)!.Condition).toEqual({
+        StringLike: { 's3tables:namespace': ['floe', 'acme', 'tenant_*'] },
+      });
+    expect(s3TablesNamespaces(sts)).toEqual(s3TablesNamespaces(statements(s, ROLES.committer)));
+    expect(actionsOf(sts.find((st) => st.Sid === 'ListNamespaces')!)).toEqual(['s3tables:ListNamespaces']);
+    expect(maintenanceEnv(s).MAINTENANCE_NAMESPACES).toBe('floe,acme,tenant_*');
+    nagClean(s);
   });
 });

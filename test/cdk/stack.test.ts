@@ -157,6 +157,8 @@ describe.each(COMBOS)(
             ...(pred === isIngest ? [] : ['MAINTENANCE']),
             // Floe's own orphan cleanup (Glue); S3 Tables removes unreferenced files itself.
             ...(pred === isMaintenance && glue ? ['MAINTENANCE_ORPHANS_OLDER_THAN_MS'] : []),
+            // The namespaces maintenance visits (the ones its role is granted).
+            ...(pred === isMaintenance ? ['MAINTENANCE_NAMESPACES'] : []),
           ].sort(),
         );
         const settings = readSettings({ ...resolveEnvironment(variables), AWS_REGION: 'eu-west-1' });
@@ -168,6 +170,8 @@ describe.each(COMBOS)(
         expect(settings.maintenance).toMatchObject(
           pred === isIngest ? { mode: 'off', configured: false } : { mode: 'floe', configured: true },
         );
+        if (pred === isMaintenance)
+          expect(settings.maintenance.namespaces).toEqual({ names: ['floe'], prefixes: [] });
       }
     });
 

@@ -37,7 +37,7 @@ import { buildKinesisEvent, type KinesisEvent } from '../../lambdas/src/records/
 import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
 import { generate, groupByTable, type Json, sorted, tempDir } from '../helpers/e2e.ts';
 import { ManualClock } from '../helpers/faults.ts';
-import { committedIds, type Pipeline, records, startPipeline } from '../helpers/pipeline.ts';
+import { committedIds, committedIdsOf, type Pipeline, records, startPipeline } from '../helpers/pipeline.ts';
 
 const SHARD = 'shardId-000000000007';
 const STREAM_ARN = 'arn:aws:kinesis:us-east-1:000000000000:stream/floe-test';
@@ -147,12 +147,23 @@ interface Lake {
   commit(): Promise<void>;
 }
 
-/** The three sample tables, built by `commits` ingest + commit rounds of 120 events. */
-async function lake(commits: number, seed: number): Promise<Lake> {
+/**
+ * The three sample tables, built by `commits` ingest + commit rounds of 120 events; or, given
+ * `lines` and a `config`, the tables those route to, in rounds of `batch` lines.
+ */
+async function lake(
+  commits: number,
+  seed: number,
+  opts: { config?: unknown; lines?: readonly string[]; batch?: number } = {},
+): Promise<Lake> {
   const t = tempDir('floe-maintenance-');
   dirs.push(t.cleanup);
   const clock = new ManualClock(Date.now());
-  const p = await startPipeline(dynamo, t.dir, { clock, seed });
+  const p = await startPipeline(dynamo, t.dir, {
+    clock,
+    seed,
+    ...(opts.config === undefined ? {} : { config: opts.config }),
+  });
   const logTable = `floe-maintenance-log-${process.pid}-${++logTables}`;
   await createLedgerTable(dynamo.client, logTable);
   const log = new DynamoMaintenanceLog(dynamo.client, { tableName: logTable, clock });
@@ -166,7 +177,11 @@ async function lake(commits: number, seed: number): Promise<Lake> {
   };
   const ingestHandler = makeIngestHandler(() => runtime, quiet);
   const commitHandler = makeCommitterHandler(() => runtime, quiet);
-  const gen = generate(commits * 120 + 120, 'v1', seed);
+  const batch = opts.batch ?? 120;
+  const gen =
+    opts.lines === undefined
+      ? generate(commits * batch + batch, 'v1', seed)
+      : { lines: [...opts.lines], events: opts.lines.map((l) => JSON.parse(l) as Json) };
   let requests = 0;
   const l: Lake = {
     p,
@@ -187,7 +202,7 @@ async function lake(commits: number, seed: number): Promise<Lake> {
     },
   };
   for (let i = 0; i < commits; i++) {
-    await l.ingest(i * 120, (i + 1) * 120);
+    await l.ingest(i * batch, (i + 1) * batch);
     await l.commit();
   }
   return l;
@@ -385,6 +400,213 @@ describe('maintenance handler, Floe maintains Glue tables (maintenance=floe)', (
     lines = [];
     const none = await maintain(SCHEDULED, context('m-none', 5_000));
     expect(none).toMatchObject({ maintained: [], deferred: expect.arrayContaining(TABLES) });
+  });
+});
+
+describe('maintenance handler, tables in every namespace the configuration reaches', () => {
+  // `{tenant}.{event_type}_events`: a record with a tenant goes to that namespace, one without to
+  // `click_events` in the stack's (`default`). Tenant `default` names the stack's namespace
+  // explicitly, so its records are staged as `default.audit_events`.
+  const CONFIG = { routing: { template: '{tenant}.{event_type}_events' } };
+  const SOURCES = [
+    [undefined, 'click'],
+    ['default', 'audit'],
+    ['analytics', 'order'],
+    ['tenant_a', 'order'],
+    ['other', 'order'],
+  ] as const;
+  const PER_SOURCE = 8;
+  const BATCH = SOURCES.length * PER_SOURCE;
+  /** What the CDK app would set for `-c allowedNamespaces=analytics,tenant_*` (stack `default`). */
+  const ENV = {
+    WAREHOUSE_URI: 's3://lake/warehouse',
+    STAGING_URI: 's3://staging/staging',
+    DEAD_LETTER_URI: 's3://staging/dead-letters',
+    LEDGER_TABLE: 'floe-ledger',
+    AWS_REGION: 'eu-west-1',
+    MAINTENANCE: 'floe',
+    MAINTENANCE_NAMESPACES: 'default,analytics,tenant_*',
+  };
+  const settings = (): MaintenanceSettings => readSettings(ENV).maintenance;
+  /** Routing keys of the tables maintenance visits (the `other` namespace is not granted). */
+  const VISITED = ['analytics.order_events', 'audit_events', 'click_events', 'tenant_a.order_events'];
+  const ids: Record<string, TableIdentifier> = {
+    click_events: { namespace: 'default', name: 'click_events' },
+    audit_events: { namespace: 'default', name: 'audit_events' },
+    'analytics.order_events': { namespace: 'analytics', name: 'order_events' },
+    'tenant_a.order_events': { namespace: 'tenant_a', name: 'order_events' },
+    'other.order_events': { namespace: 'other', name: 'order_events' },
+  };
+  /** The ledger key each table's records are staged under (what the router produced). */
+  const LEDGER_KEYS = [
+    'click_events',
+    'default.audit_events',
+    'analytics.order_events',
+    'tenant_a.order_events',
+    'other.order_events',
+  ];
+
+  function lines(rounds: number): string[] {
+    const out: string[] = [];
+    let n = 0;
+    for (let r = 0; r < rounds; r++)
+      for (const [tenant, type] of SOURCES)
+        for (let i = 0; i < PER_SOURCE; i++)
+          out.push(
+            JSON.stringify({
+              event_id: `e-${++n}`,
+              event_type: type,
+              ...(tenant === undefined ? {} : { tenant }),
+              event_date: '2025-03-14',
+              amount: n,
+            }),
+          );
+    return out;
+  }
+  const nsLake = (commits: number, seed: number) =>
+    lake(commits, seed, { config: CONFIG, lines: lines(commits + 1), batch: BATCH });
+  const location = async (l: Lake, key: string) =>
+    (await l.p.wh.catalog.loadTable(ids[key]!)).metadataLocation;
+  /** Event ids of every table of every namespace, by routing key. */
+  async function allCommitted(l: Lake): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    for (const ns of ['default', 'analytics', 'tenant_a', 'other'])
+      for (const [name, evs] of await committedIdsOf(l.p.wh.catalog, l.p.wh.store, ns))
+        out.set(ns === 'default' ? name : `${ns}.${name}`, evs);
+    return out;
+  }
+  function expectedOf(events: readonly Json[]): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const e of events) {
+      const key =
+        e.tenant === undefined
+          ? 'click_events'
+          : e.tenant === 'default'
+            ? 'audit_events'
+            : `${String(e.tenant)}.order_events`;
+      out.set(key, [...(out.get(key) ?? []), String(e.event_id)]);
+    }
+    for (const [k, v] of out) out.set(k, sorted(v));
+    return out;
+  }
+
+  it('maintains the stack’s, a named and a prefix-matched namespace’s tables, sparing their staged files; not an ungranted one', async () => {
+    const l = await nsLake(3, 606);
+    expect(new Set(await l.p.wh.catalog.listNamespaces())).toEqual(
+      new Set(['default', 'analytics', 'tenant_a', 'other']),
+    );
+    // A fourth batch is staged, not committed: data files in every table's folder.
+    await l.ingest(3 * BATCH, 4 * BATCH);
+    const staged = new Map<string, string[]>();
+    for (const k of LEDGER_KEYS) staged.set(k, await stagedDataFiles(l, k));
+    for (const [k, files] of staged) expect(files.length, k).toBeGreaterThan(0);
+    // Leftovers of failed attempts in a per-namespace table, and in the ungranted one.
+    const orphanIn = async (key: string) => {
+      const t = await l.p.wh.catalog.loadTable(ids[key]!);
+      const uri = `${t.metadata.location}/data/00000-0-leftover-of-a-failed-attempt.parquet`;
+      await l.p.wh.store.put(uri, new Uint8Array([80, 65, 82, 49]));
+      return uri;
+    };
+    const analyticsOrphan = await orphanIn('analytics.order_events');
+    const otherOrphan = await orphanIn('other.order_events');
+    const otherBefore = await location(l, 'other.order_events');
+    l.clock.advance(10 * DAY);
+
+    const { logger, metrics } = tools();
+    const maintain = makeMaintenanceHandler(() => maintenanceRuntime(l, { settings: settings() }), {
+      logger,
+      metrics,
+    });
+    const s = await maintain(SCHEDULED, context('m-ns', 600_000));
+    expect(s).toMatchObject({ mode: 'floe', locked: [], failed: [], deferred: [] });
+    expect([...s.maintained].sort()).toEqual(VISITED);
+
+    // The table of the namespace outside the set: not visited, not touched.
+    expect(await location(l, 'other.order_events')).toBe(otherBefore);
+    expect(await l.p.wh.store.exists(otherOrphan)).toBe(true);
+    expect(tableEmf('DataFiles', 'other.order_events')).toBeUndefined();
+    expect(logs(/other/)).toEqual([]);
+
+    // Orphans of a visited table are gone; every staged file of every table is still there,
+    // `default.audit_events`' (the stack's namespace, named by the template) included.
+    expect(await l.p.wh.store.exists(analyticsOrphan)).toBe(false);
+    for (const [k, files] of staged)
+      for (const uri of files) expect(await l.p.wh.store.exists(uri), `${k}: ${uri}`).toBe(true);
+
+    // Each visited table was maintained, and is reported by routing key.
+    for (const key of VISITED) {
+      const m = tableMetric('DataFiles', key)!;
+      expect(m, key).toMatchObject({ table: key, SmallFiles: 0, MaintenanceFailures: 0 });
+      expect(m.SnapshotsExpired, key).toBeGreaterThan(0);
+      expect(m.FilesCompacted, key).toBeGreaterThan(0);
+      expect(logs(`table ${key}: maintained`)[0], key).toMatchObject({ level: 'INFO', table: key });
+    }
+    expect(tableMetric('OrphansDeleted', 'analytics.order_events')!.OrphansDeleted).toBeGreaterThanOrEqual(1);
+    expect(runMetric('TablesMaintained')?.TablesMaintained).toBe(VISITED.length);
+    // One maintenance log per namespace.
+    expect([...(await l.log.visits('analytics')).keys()]).toEqual(['order_events']);
+    expect([...(await l.log.visits('tenant_a')).keys()]).toEqual(['order_events']);
+    expect([...(await l.log.visits('default')).keys()].sort()).toEqual(['audit_events', 'click_events']);
+    expect((await l.log.visits('other')).size).toBe(0);
+
+    // The committer commits the staged batch onto the maintained tables: every row, exactly once.
+    const all = lines(4);
+    expect(await allCommitted(l)).toEqual(
+      expectedOf(all.slice(0, 3 * BATCH).map((x) => JSON.parse(x) as Json)),
+    );
+    await l.commit();
+    expect(await allCommitted(l)).toEqual(expectedOf(all.map((x) => JSON.parse(x) as Json)));
+  });
+
+  it('takes the committer’s lease of a per-namespace table: held, it is reported locked and left alone', async () => {
+    const l = await nsLake(2, 707);
+    l.clock.advance(10 * DAY);
+    // The committer's lock name for routing key `analytics.order_events`.
+    const lease = await l.p.lock.acquire(
+      lockName(l.p.config, 'analytics.order_events'),
+      'committer-run',
+      600_000,
+    );
+    expect(lease?.name).toBe('commit/analytics.order_events');
+    const before = await location(l, 'analytics.order_events');
+    const { logger, metrics } = tools();
+    const maintain = makeMaintenanceHandler(() => maintenanceRuntime(l, { settings: settings() }), {
+      logger,
+      metrics,
+    });
+    const s = await maintain(SCHEDULED, context('m-ns-locked', 600_000));
+    expect(s.locked).toEqual(['analytics.order_events']);
+    expect([...s.maintained].sort()).toEqual(VISITED.filter((k) => k !== 'analytics.order_events'));
+    expect(await location(l, 'analytics.order_events')).toBe(before);
+    await expect(l.p.lock.renew(lease!)).resolves.toMatchObject({ owner: 'committer-run' });
+    await l.p.lock.release(lease!);
+    l.clock.advance(60_000);
+    const again = await maintain(SCHEDULED, context('m-ns-free', 600_000));
+    expect(again.maintained[0]).toBe('analytics.order_events');
+  });
+
+  it('one least-recently-visited order across namespaces: what a run defers, the next takes first', async () => {
+    const l = await nsLake(1, 808);
+    // Each table takes 50 s of the 100 s left; the reserve is 30 s: two tables per run.
+    const slow: MaintenanceLog = {
+      visits: (ns) => l.log.visits(ns),
+      recordVisit: async (ns, t, at) => {
+        await l.log.recordVisit(ns, t, at);
+        l.clock.advance(50_000);
+      },
+    };
+    const { logger, metrics } = tools();
+    const maintain = makeMaintenanceHandler(
+      () => maintenanceRuntime(l, { settings: settings(), log: slow }),
+      { logger, metrics, minReserveMs: 10_000 },
+    );
+    const first = await maintain(SCHEDULED, context('m-1', 100_000));
+    expect(first.maintained).toHaveLength(2);
+    expect([...first.maintained, ...first.deferred].sort()).toEqual(VISITED);
+    const second = await maintain(SCHEDULED, context('m-2', 100_000));
+    expect(second.maintained).toEqual(first.deferred);
+    const third = await maintain(SCHEDULED, context('m-3', 100_000));
+    expect(third.maintained).toEqual(first.maintained);
   });
 });
 

@@ -10,10 +10,12 @@
  * | `MAINTENANCE_ORPHANS_OLDER_THAN_MS` | unreferenced files younger than this are kept (default 3 days; `never`: no orphan deletion) |
  * | `MAINTENANCE_TARGET_FILE_SIZE_BYTES` | compaction target (default: the table's `write.target-file-size-bytes`) |
  * | `GLUE_OPTIMIZER_ROLE_ARN`, `GLUE_CATALOG_ID` | the role Glue's optimizers run as, and the account (required for `glue`) |
+ * | `MAINTENANCE_NAMESPACES` | comma-separated namespaces and `prefix*` patterns the maintenance function visits besides `FLOE_CONFIG`'s namespace (the CDK app sets exactly the ones IAM grants: lib/namespaces.ts); unset = that namespace only |
  * | `AWS_LAMBDA_FUNCTION_MEMORY_SIZE` | set by Lambda: bounds the input of one compaction output |
  *
  * Pure, like env.ts.
  */
+import { type NamespaceSet, parseNamespacePatterns } from '../app/maintain/namespaces.ts';
 
 export const MAINTENANCE_MODES = ['floe', 'glue', 'off'] as const;
 export type MaintenanceMode = (typeof MAINTENANCE_MODES)[number];
@@ -31,6 +33,11 @@ export interface MaintenanceSettings {
   readonly glueOptimizers?: { readonly roleArn: string; readonly catalogId: string };
   /** Compaction input per output file, from the function's memory (undefined: the app's default). */
   readonly maxBinBytes?: number;
+  /**
+   * `MAINTENANCE_NAMESPACES`: the namespaces scheduled maintenance visits besides the config's
+   * (undefined: the config's only).
+   */
+  readonly namespaces?: NamespaceSet;
 }
 
 export const DEFAULT_ORPHANS_OLDER_THAN_MS = 3 * 86_400_000;
@@ -83,6 +90,7 @@ export function readMaintenanceEnv(
         DEFAULT_ORPHANS_OLDER_THAN_MS);
   const targetFileSizeBytes = integer('MAINTENANCE_TARGET_FILE_SIZE_BYTES', 1, Number.MAX_SAFE_INTEGER);
   const memoryMb = integer('AWS_LAMBDA_FUNCTION_MEMORY_SIZE', 128, 10_240);
+  const namespaces = readNamespaces(get('MAINTENANCE_NAMESPACES'), problem, show);
 
   let glueOptimizers: MaintenanceSettings['glueOptimizers'];
   if (mode === 'glue' && catalogType === 'glue') {
@@ -112,5 +120,26 @@ export function readMaintenanceEnv(
     ...(targetFileSizeBytes === undefined ? {} : { targetFileSizeBytes }),
     ...(glueOptimizers === undefined ? {} : { glueOptimizers }),
     ...(memoryMb === undefined ? {} : { maxBinBytes: maxBinBytesFor(memoryMb) }),
+    ...(namespaces === undefined ? {} : { namespaces }),
   };
+}
+
+/** `a,b,tenant_*`: names and prefixes; every entry that is neither is named in the problem. */
+function readNamespaces(
+  raw: string | undefined,
+  problem: (variable: string, message: string) => void,
+  show: (v: string) => string,
+): NamespaceSet | undefined {
+  if (raw === undefined) return undefined;
+  const entries = raw.split(',').map((e) => e.trim());
+  const { names, prefixes, bad } = parseNamespacePatterns(entries.filter((e) => e !== ''));
+  if (entries.some((e) => e === '')) bad.push('');
+  if (bad.length > 0) {
+    problem(
+      'MAINTENANCE_NAMESPACES',
+      `MAINTENANCE_NAMESPACES=${show(raw)}: ${bad.map((b) => show(b)).join(', ')} ${bad.length === 1 ? 'is' : 'are'} neither a namespace ([a-z0-9_], at most 252 characters, not starting with 'aws') nor a prefix ending in * (tenant_*)`,
+    );
+    return undefined;
+  }
+  return { names, prefixes };
 }

@@ -2,7 +2,12 @@
  * The maintenance Lambda, invoked on a schedule (`-c maintenanceSchedule`, default hourly). What
  * it does depends on the catalog and `MAINTENANCE` (runtime.ts `scheduledOptions`):
  *
- * - Glue + `floe`: Floe maintains every table of the namespace itself (compaction, manifest
+ * Every table of every namespace the configuration reaches is visited: the config's namespace and
+ * those of `MAINTENANCE_NAMESPACES` (names, and `prefix*` patterns matched against the catalog's
+ * namespaces; the CDK app sets exactly what IAM grants). Tables are named by routing key (`name`,
+ * or `namespace.name` outside the config's namespace) in the summary, the logs and the metrics.
+ *
+ * - Glue + `floe`: Floe maintains every table itself (compaction, manifest
  *   rewrite, snapshot expiry, orphan cleanup sparing staged files) under the committer's per-table
  *   lease; a table whose lease is held is skipped this run (`locked`).
  * - Glue + `glue`, S3 Tables + `floe`: the service maintains the tables; each run makes every

@@ -230,7 +230,8 @@ const storeLogger = (): Logger =>
 /**
  * What the maintenance function runs for a catalog and `MAINTENANCE`: Floe's own maintenance of
  * Glue tables (`floe`), or metrics plus the service's maintenance made to match (`glue` on Glue,
- * `floe` on S3 Tables, whose storage refuses Floe's deletes); nothing for `off`.
+ * `floe` on S3 Tables, whose storage refuses Floe's deletes); nothing for `off`. Each visits the
+ * namespaces of `MAINTENANCE_NAMESPACES` besides the config's.
  */
 export function scheduledOptions(
   catalogType: 'glue' | 's3tables',
@@ -244,6 +245,8 @@ export function scheduledOptions(
     ...(m.targetFileSizeBytes === undefined ? {} : { targetFileSizeBytes: m.targetFileSizeBytes }),
     ...(m.maxBinBytes === undefined ? {} : { maxBinBytes: m.maxBinBytes }),
   };
+  // Every namespace the configuration reaches (MAINTENANCE_NAMESPACES), in every mode.
+  const namespaces = m.namespaces === undefined ? {} : { namespaces: m.namespaces };
   if (catalogType === 'glue' && m.mode === 'floe') {
     const steps = {
       compact: true,
@@ -251,10 +254,10 @@ export function scheduledOptions(
       expire: true,
       orphans: m.orphansOlderThanMs !== undefined,
     };
-    return { mode: 'floe', maintenance: { steps, ...thresholds } };
+    return { mode: 'floe', maintenance: { steps, ...thresholds }, ...namespaces };
   }
   const none = { compact: false, rewriteManifests: false, expire: false, orphans: false };
-  const metrics = { mode: 'metrics' as const, maintenance: { steps: none, ...thresholds } };
+  const metrics = { mode: 'metrics' as const, maintenance: { steps: none, ...thresholds }, ...namespaces };
   if (catalogType === 'glue' && m.mode === 'glue') return { ...metrics, ...(managed ? { managed } : {}) };
   if (catalogType === 's3tables' && m.mode === 'floe')
     return { ...metrics, managedStorage: true, ...(managed ? { managed } : {}) };

@@ -1,18 +1,26 @@
 /**
- * Scheduled maintenance of a namespace's tables (the maintenance Lambda), in one of two modes:
+ * Scheduled maintenance of the tables of every namespace the configuration reaches (the
+ * maintenance Lambda), in one of two modes:
  *
  * - `floe`: Floe maintains each table itself (`maintainTable`: compaction, manifest rewrite,
  *   snapshot expiry, orphan cleanup) under the table's commit lease — the committer's own lock
- *   name, so the two never commit to a table at once; a table whose lease is held is skipped this
- *   run. The lease is renewed on a heartbeat and before every commit (`LeaseKeeper`), and the files
- *   of ledger entries above the table's watermark are protected from orphan cleanup.
+ *   name (`lockName` of the table's routing key: `commit/<namespace>.<name>`), so the two never
+ *   commit to a table at once; a table whose lease is held is skipped this run. The lease is
+ *   renewed on a heartbeat and before every commit (`LeaseKeeper`), and the files of ledger entries
+ *   above the table's watermark are protected from orphan cleanup (under every ledger key the
+ *   ingest may have used for the table: namespaces.ts `ledgerKeys`).
  * - `metrics`: the catalog service maintains the tables (Glue optimizers, S3 Tables); each table's
  *   managed maintenance is made to match Floe's settings (`ensure`) and its condition measured.
  *   Nothing is committed, so no lease is taken.
  *
- * Tables are visited least recently visited first (ports/maintenance-log.ts) and none is started
- * after `startDeadlineMs`: the tables a run did not reach (`deferred`) come first in the next run.
- * Every visited table's condition (files, sizes, snapshots, small files) is reported for metrics.
+ * The namespaces: the stack's (`config.namespace`), plus `opts.namespaces` — names, and prefixes
+ * matched against the catalog's namespaces (namespaces.ts). Tables are visited least recently
+ * visited first across all of them (ports/maintenance-log.ts, one log per namespace; one order for
+ * the run, so no namespace waits for another) and none is started after `startDeadlineMs`: the
+ * tables a run did not reach (`deferred`) come first in the next run. Every visited table's
+ * condition (files, sizes, snapshots, small files) is reported for metrics. Tables are reported
+ * by routing key, as the committer reports them: `name` in the stack's namespace,
+ * `namespace.name` in another.
  */
 import type { FloeConfig } from '../../config.ts';
 import { planScan } from '../../iceberg/scan.ts';
@@ -30,6 +38,7 @@ import { type TableHealth, tableHealth } from './health.ts';
 import { maintainTable, type TableMaintenanceReport } from './index.ts';
 import { fencedCatalog, LeaseKeeper } from './lease-keeper.ts';
 import { liveRowsReader } from './live-rows.ts';
+import { ledgerKeys, type NamespaceSet, namespacesToVisit, routingKeyOf } from './namespaces.ts';
 import { type MaintenanceOptions, thresholdsFor } from './options.ts';
 import { stagedFiles } from './staged-files.ts';
 
@@ -54,6 +63,11 @@ export interface ScheduledOptions {
   readonly managed?: ManagedMaintenance;
   /** S3 Tables: expiry never deletes files, orphan cleanup does not run. */
   readonly managedStorage?: boolean;
+  /**
+   * Namespaces visited besides the stack's (`config.namespace`, always visited): names, and
+   * prefixes matched against the catalog's namespaces. Default: the stack's only.
+   */
+  readonly namespaces?: NamespaceSet;
   /** Epoch ms on `deps.clock` after which no table is started. */
   readonly startDeadlineMs?: number;
   /** Epoch ms after which a table's compaction starts no new group (it commits what it did). */
@@ -67,6 +81,7 @@ export interface TableCondition extends TableHealth {
 }
 
 export interface ScheduledTableResult {
+  /** The routing key: `name` in the stack's namespace, `namespace.name` in another. */
   readonly table: string;
   /** `maintained` (floe, some steps may have failed: see `report.failed`), `checked` (metrics). */
   readonly status: 'maintained' | 'checked' | 'locked' | 'failed';
@@ -80,7 +95,7 @@ export interface ScheduledTableResult {
 
 export interface ScheduledRun {
   readonly tables: readonly ScheduledTableResult[];
-  /** Not started: the time ran out. */
+  /** Not started: the time ran out (routing keys). */
   readonly deferred: readonly string[];
 }
 
@@ -88,18 +103,33 @@ export async function runScheduledMaintenance(
   deps: ScheduledDeps,
   opts: ScheduledOptions,
 ): Promise<ScheduledRun> {
-  const namespace = deps.config.namespace;
-  const names = await deps.catalog.listTables(namespace);
-  const order = visitingOrder(names, await deps.log.visits(namespace));
+  const own = deps.config.namespace;
+  // Every table of every namespace, keyed by routing key, with its last visit.
+  const ids = new Map<string, TableIdentifier>();
+  const visits = new Map<string, number>();
+  for (const namespace of await namespacesToVisit(deps.catalog, own, opts.namespaces)) {
+    const names = await deps.catalog.listTables(namespace);
+    if (names.length === 0) continue;
+    const visited = await deps.log.visits(namespace);
+    for (const name of names) {
+      const id = { namespace, name };
+      const key = routingKeyOf(own, id);
+      ids.set(key, id);
+      const at = visited.get(name);
+      if (at !== undefined) visits.set(key, at);
+    }
+  }
+  const order = visitingOrder([...ids.keys()], visits);
   const tables: ScheduledTableResult[] = [];
   const deferred: string[] = [];
-  for (const name of order) {
+  for (const key of order) {
     if (opts.startDeadlineMs !== undefined && deps.clock.nowMs() >= opts.startDeadlineMs) {
-      deferred.push(name);
+      deferred.push(key);
       continue;
     }
-    const id = { namespace, name };
-    const r = opts.mode === 'floe' ? await maintainOne(deps, opts, id) : await checkOne(deps, opts, id);
+    const id = ids.get(key)!;
+    const r =
+      opts.mode === 'floe' ? await maintainOne(deps, opts, id, key) : await checkOne(deps, opts, id, key);
     tables.push(r);
     opts.onTable?.(r);
   }
@@ -110,19 +140,20 @@ async function maintainOne(
   deps: ScheduledDeps,
   opts: ScheduledOptions,
   id: TableIdentifier,
+  key: string,
 ): Promise<ScheduledTableResult> {
   const started = deps.clock.nowMs();
-  const table = id.name;
   const done = (r: Omit<ScheduledTableResult, 'table' | 'durationMs'>): ScheduledTableResult => ({
-    table,
+    table: key,
     ...r,
     durationMs: deps.clock.nowMs() - started,
   });
-  const lease = await deps.lock.acquire(lockName(deps.config, table), deps.owner, deps.leaseMs);
+  // The committer's lock name for the table (`commit/<namespace>.<name>`).
+  const lease = await deps.lock.acquire(lockName(deps.config, key), deps.owner, deps.leaseMs);
   if (!lease) return done({ status: 'locked' });
   const keeper = new LeaseKeeper(deps.lock, lease, deps.heartbeatMs);
   try {
-    await deps.log.recordVisit(id.namespace, table, started);
+    await deps.log.recordVisit(id.namespace, id.name, started);
     // Watermarks only move forward: entries above this one include every entry a later
     // metadata file may not name yet.
     const initial = await deps.catalog.loadTable(id);
@@ -139,7 +170,11 @@ async function maintainOne(
         staged: async () => {
           // Orphans are decided right after this: only while the lease is still ours.
           await keeper.renew();
-          return stagedFiles(deps.ledger, deps.store, table, initial.metadata);
+          const files = new Set<string>();
+          for (const ledgerKey of ledgerKeys(deps.config.namespace, id))
+            for (const f of await stagedFiles(deps.ledger, deps.store, ledgerKey, initial.metadata))
+              files.add(f);
+          return files;
         },
       },
       id,
@@ -160,10 +195,11 @@ async function checkOne(
   deps: ScheduledDeps,
   opts: ScheduledOptions,
   id: TableIdentifier,
+  key: string,
 ): Promise<ScheduledTableResult> {
   const started = deps.clock.nowMs();
   const done = (r: Omit<ScheduledTableResult, 'table' | 'durationMs'>): ScheduledTableResult => ({
-    table: id.name,
+    table: key,
     ...r,
     durationMs: deps.clock.nowMs() - started,
   });

@@ -1,11 +1,19 @@
 /**
- * The small parts of scheduled maintenance: visiting order, the lease keeper and the fenced
+ * The small parts of scheduled maintenance: visiting order, the namespaces visited and the keys a
+ * table goes by in each (routing key, lock name, ledger keys), the lease keeper and the fenced
  * catalog (a commit never lands without the lease), the "covered by" comparison of managed
  * configurations, the maintenance environment and what each catalog × MAINTENANCE runs.
  */
 import { describe, expect, it } from 'vitest';
+import { lockName } from '../../../../lambdas/src/app/committer.ts';
 import { fencedCatalog, LeaseKeeper } from '../../../../lambdas/src/app/maintain/lease-keeper.ts';
 import { withManagedSetUp } from '../../../../lambdas/src/app/maintain/managed-setup.ts';
+import {
+  ledgerKeys,
+  namespacesToVisit,
+  routingKeyOf,
+} from '../../../../lambdas/src/app/maintain/namespaces.ts';
+import { parseConfig } from '../../../../lambdas/src/config.ts';
 import { ErrorKind, FloeError } from '../../../../lambdas/src/errors.ts';
 import { readSettings } from '../../../../lambdas/src/handlers/env.ts';
 import { maxBinBytesFor } from '../../../../lambdas/src/handlers/maintenance-env.ts';
@@ -80,6 +88,46 @@ describe('visitingOrder', () => {
       ['c', 100],
     ]);
     expect(visitingOrder(['a', 'b', 'c', 'e', 'd'], visits)).toEqual(['d', 'e', 'b', 'c', 'a']);
+  });
+});
+
+describe('the namespaces maintenance visits', () => {
+  it('the stack’s first, then names and the catalog’s namespaces matching a prefix; nothing else', async () => {
+    let listed = 0;
+    const catalog = {
+      listNamespaces: async () => {
+        listed++;
+        return ['floe', 'analytics', 'tenant_a', 'tenant_b', 'tenant', 'other', 'tenant-c', 'Tenant_D'];
+      },
+    };
+    expect(
+      await namespacesToVisit(catalog, 'floe', {
+        names: ['floe', 'analytics', 'acme'],
+        prefixes: ['tenant_'],
+      }),
+    ).toEqual(['floe', 'acme', 'analytics', 'tenant_a', 'tenant_b']);
+    expect(listed).toBe(1);
+    // Names only: the catalog is not asked (a named namespace without tables simply has none).
+    expect(await namespacesToVisit(catalog, 'floe', { names: ['analytics'], prefixes: [] })).toEqual([
+      'floe',
+      'analytics',
+    ]);
+    // Unset: the stack's only.
+    expect(await namespacesToVisit(catalog, 'floe', undefined)).toEqual(['floe']);
+    expect(listed).toBe(1);
+  });
+
+  it('a table goes by the committer’s routing key, lock name and ledger keys', () => {
+    const cfg = parseConfig({ namespace: 'floe' });
+    const own = { namespace: 'floe', name: 'click_events' };
+    const other = { namespace: 'analytics', name: 'x' };
+    expect(routingKeyOf('floe', own)).toBe('click_events');
+    expect(routingKeyOf('floe', other)).toBe('analytics.x');
+    expect(lockName(cfg, routingKeyOf('floe', other))).toBe('commit/analytics.x');
+    expect(lockName(cfg, routingKeyOf('floe', own))).toBe('commit/floe.click_events');
+    // A template naming the stack's namespace stages `floe.click_events`: both are read.
+    expect(ledgerKeys('floe', own)).toEqual(['click_events', 'floe.click_events']);
+    expect(ledgerKeys('floe', other)).toEqual(['analytics.x']);
   });
 });
 
@@ -197,6 +245,31 @@ describe('maintenance environment and what runs', () => {
     expect(maxBinBytesFor(2048)).toBeGreaterThan(16 * 1024 * 1024);
   });
 
+  it('MAINTENANCE_NAMESPACES: names and prefix* patterns; unset, none', () => {
+    expect(readSettings(BASE).maintenance.namespaces).toBeUndefined();
+    expect(
+      readSettings({ ...BASE, MAINTENANCE_NAMESPACES: 'floe,analytics,tenant_*' }).maintenance.namespaces,
+    ).toEqual({ names: ['floe', 'analytics'], prefixes: ['tenant_'] });
+    expect(readSettings({ ...BASE, MAINTENANCE_NAMESPACES: ' floe , acme ' }).maintenance.namespaces).toEqual(
+      { names: ['floe', 'acme'], prefixes: [] },
+    );
+    const bad = (value: string) => {
+      try {
+        readSettings({ ...BASE, MAINTENANCE_NAMESPACES: value });
+      } catch (x) {
+        expect((x as FloeError).kind).toBe(ErrorKind.ConfigInvalid);
+        expect((x as FloeError).context).toMatchObject({ variables: ['MAINTENANCE_NAMESPACES'] });
+        return (x as FloeError).message;
+      }
+      throw new Error(`${value} accepted`);
+    };
+    expect(bad('floe,Bad-Name,*,aws_x')).toContain(
+      `MAINTENANCE_NAMESPACES="floe,Bad-Name,*,aws_x": "Bad-Name", "*", "aws_x" are neither a namespace`,
+    );
+    expect(bad('floe,,acme')).toContain('"" is neither a namespace');
+    expect(bad('aws*')).toContain('prefix ending in * (tenant_*)');
+  });
+
   it('names every bad variable at once', () => {
     const e = (() => {
       try {
@@ -256,5 +329,15 @@ describe('maintenance environment and what runs', () => {
     });
     expect(scheduledOptions('s3tables', { mode: 'off', configured: true }, managed)).toBeUndefined();
     expect(scheduledOptions('glue', { mode: 'off', configured: true }, undefined)).toBeUndefined();
+    // Every mode visits the namespaces MAINTENANCE_NAMESPACES names.
+    const namespaces = { names: ['floe', 'analytics'], prefixes: ['tenant_'] };
+    for (const [catalog, mode] of [
+      ['glue', 'floe'],
+      ['glue', 'glue'],
+      ['s3tables', 'floe'],
+    ] as const)
+      expect(scheduledOptions(catalog, { mode, configured: true, namespaces }, managed)?.namespaces).toEqual(
+        namespaces,
+      );
   });
 });
