@@ -152,8 +152,9 @@ describe('upsert tables through floe load', () => {
               { steps: ALL_STEPS, retainLast: 1, expireOlderThanMs: 0, orphansOlderThanMs: 0 },
             );
             expect(r.failed).toEqual([]);
-            // v3 tables are not compacted yet (row lineage): their delete files stay.
-            if (formatVersion === 2) expect(r.after.deleteFiles).toBe(0);
+            expect(r.skipped).toEqual([]);
+            // v2 and v3 (rows keep their row lineage): every delete file applied and gone.
+            expect(r.after.deleteFiles).toBe(0);
             const after = await compare(wh, s);
             expect(after.got).toEqual(want);
             expect(after.query).toEqual(want);

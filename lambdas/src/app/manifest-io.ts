@@ -10,7 +10,7 @@ import {
   decodeManifestList,
   encodeManifest,
   encodeManifestList,
-  inheritManifestEntry,
+  inheritManifestEntries,
 } from '../iceberg/manifest/index.ts';
 import type { DataFile, ManifestEntry, ManifestFile } from '../iceberg/manifest/types.ts';
 import { DataFileContent, ManifestContent, ManifestEntryStatus } from '../iceberg/manifest/types.ts';
@@ -143,7 +143,6 @@ export async function writeEntriesManifest(
     )
       minSeq = e.sequence_number;
   }
-  const live = entries.filter((e) => e.status !== ManifestEntryStatus.DELETED);
   return {
     manifest_path: location,
     manifest_length: BigInt(length),
@@ -158,10 +157,11 @@ export async function writeEntriesManifest(
     added_rows_count: rows(count(ManifestEntryStatus.ADDED)),
     existing_rows_count: rows(count(ManifestEntryStatus.EXISTING)),
     deleted_rows_count: rows(count(ManifestEntryStatus.DELETED)),
+    // Over every entry, DELETED ones too, as Java's ManifestWriter (`stats.update` in `addEntry`).
     partitions: fieldSummaries(
       spec,
       schema,
-      live.map((e) => [...e.data_file.partition] as IcebergValue[]),
+      entries.map((e) => [...e.data_file.partition] as IcebergValue[]),
     ),
   };
 }
@@ -177,7 +177,9 @@ export interface MergeResult {
 /**
  * Carries the parent's manifests into the new snapshot, merging small data manifests of one spec
  * into bins of the target size once there are at least `min-count-to-merge` of them. Merged
- * entries become EXISTING with explicit sequence numbers; DELETED entries are dropped.
+ * entries become EXISTING with explicit sequence numbers and, in v3, their inherited
+ * `first_row_id` written out (spec §First Row ID Inheritance: rows keep their ids); DELETED
+ * entries are dropped.
  */
 export async function mergeManifests(
   io: ManifestIo,
@@ -277,8 +279,7 @@ async function mergeBin(
   const entries: ManifestEntry[] = [];
   for (const m of bin) {
     const decoded = decodeManifest(await io.store.get(m.manifest_path));
-    for (const raw of decoded.entries) {
-      const e = inheritManifestEntry(raw, m);
+    for (const e of inheritManifestEntries(decoded.entries, m)) {
       if (e.status === ManifestEntryStatus.DELETED) continue;
       // Carried entries keep their original snapshot and sequence numbers, explicitly.
       entries.push({ ...e, status: ManifestEntryStatus.EXISTING });

@@ -6,13 +6,12 @@
  */
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import { fromBinary } from './conversions.ts';
-import { decodeManifest, decodeManifestList, inheritManifestEntry } from './manifest/index.ts';
+import { decodeManifest, decodeManifestList, inheritManifestEntries } from './manifest/index.ts';
 import {
   type DataFile,
   DataFileContent,
   type FieldSummary,
   ManifestContent,
-  type ManifestEntry,
   ManifestEntryStatus,
   type ManifestFile,
 } from './manifest/types.ts';
@@ -77,7 +76,8 @@ const POS_DELETE_FILE_PATH_ID = 2147483546;
 
 /**
  * Plans a scan of `metadata`'s current snapshot (or `opts.snapshotId`): reads the manifest list (or the
- * v1 inline `manifests`), every data and delete manifest, applies inheritance, drops DELETED entries,
+ * v1 inline `manifests`), every data and delete manifest, applies inheritance (snapshot ids, sequence
+ * numbers, v3 `first_row_id`s), drops DELETED entries,
  * matches delete files to data files and optionally prunes files with `opts.filter`.
  */
 export async function planScan(
@@ -104,9 +104,9 @@ export async function planScan(
     // Delete manifests are never pruned by the data filter: a skipped delete would resurrect rows.
     if (mf.content === ManifestContent.DATA && !manifestMayMatch(mf.partitions, spec, predicates)) continue;
     const decoded = decodeManifest(await readOrThrow(read, mf.manifest_path, `manifest of table ${table}`));
-    for (const raw of decoded.entries) {
-      if (raw.status === ManifestEntryStatus.DELETED) continue;
-      const entry: ManifestEntry = inheritManifestEntry(raw, mf);
+    // Inheritance walks every entry in order: v3 `first_row_id`s follow the preceding files'.
+    for (const entry of inheritManifestEntries(decoded.entries, mf)) {
+      if (entry.status === ManifestEntryStatus.DELETED) continue;
       const planned: PlannedFile = {
         file: entry.data_file,
         dataSequenceNumber: entry.sequence_number ?? 0n,
@@ -270,7 +270,12 @@ function deleteApplies(data: PlannedFile, del: PlannedFile): boolean {
 }
 
 function isDeletionVector(d: PlannedFile): boolean {
-  return d.file.content === DataFileContent.POSITION_DELETES && d.file.file_format.toLowerCase() === 'puffin';
+  return isDeletionVectorFile(d.file);
+}
+
+/** A position delete file stored as a deletion vector (Puffin; format v3). */
+export function isDeletionVectorFile(f: Pick<DataFile, 'content' | 'file_format'>): boolean {
+  return f.content === DataFileContent.POSITION_DELETES && f.file_format.toLowerCase() === 'puffin';
 }
 
 /** A position delete file's `file_path` bounds (possibly truncated) still bracket every path it targets. */

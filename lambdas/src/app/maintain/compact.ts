@@ -14,9 +14,17 @@
  * - Optimistic: the commit is rebuilt from whatever the table holds at each attempt, so an append
  *   that landed meanwhile is kept. If an input file is gone, or a delete file appeared for one,
  *   the rewrite is abandoned (its files deleted) and reported; the next run plans again.
+ * - Format v3 (row lineage, spec §Row Lineage): every row keeps its `_row_id` and
+ *   `_last_updated_sequence_number`. The reader hands them over (written or inherited) and the new
+ *   files hold them as the reserved columns (optional longs, field ids 2147483540 / 2147483539),
+ *   so the ids the new files inherit (their `first_row_id`, assigned in the manifest list) apply
+ *   to no row that had one. Files kept in rewritten manifests keep their `first_row_id`, written
+ *   out. The snapshot's `first-row-id` / `added-rows` cover the ranges the manifest list assigns
+ *   (snapshot-commit.ts). Data files with a deletion vector (Puffin) are left as they are: Floe
+ *   does not read those yet.
  */
 
-import { decodeManifest, inheritManifestEntry } from '../../iceberg/manifest/index.ts';
+import { decodeManifest, inheritManifestEntries } from '../../iceberg/manifest/index.ts';
 import {
   type DataFile,
   DataFileContent,
@@ -26,7 +34,8 @@ import {
   type ManifestFile,
 } from '../../iceberg/manifest/types.ts';
 import { partitionKey } from '../../iceberg/partitioning.ts';
-import { type FileScanTask, planScan, type ScanPlan } from '../../iceberg/scan.ts';
+import { rowLineageNameClash, tracksRowLineage, withRowLineage } from '../../iceberg/row-lineage.ts';
+import { type FileScanTask, isDeletionVectorFile, planScan, type ScanPlan } from '../../iceberg/scan.ts';
 import {
   currentSchema,
   currentSnapshot,
@@ -48,7 +57,11 @@ export interface CompactionDeps extends CommitDeps {
   readonly encoder?: ParquetEncoder;
 }
 
-/** Reads a data file's rows in the table's current schema, with the task's deletes applied. */
+/**
+ * Reads a data file's rows in the table's current schema, with the task's deletes applied; in a
+ * format v3 table each row also holds its `_row_id` and `_last_updated_sequence_number`
+ * (row-lineage.ts).
+ */
 export type LiveRows = (meta: TableMetadata, task: FileScanTask) => Promise<Row[]>;
 
 /** One output file's worth of input: files of one spec and partition. */
@@ -88,6 +101,7 @@ const NOTHING: CompactionReport = {
 export function planBins(plan: ScanPlan, th: Thresholds): Bin[] {
   const groups = new Map<string, { specId: number; tuple: readonly IcebergValue[]; tasks: FileScanTask[] }>();
   for (const t of plan.tasks) {
+    if (hasDeletionVector(t)) continue; // not readable yet: the file and its vector stay as they are
     const small = Number(t.file.file_size_in_bytes) < th.smallFileBytes;
     if (!small && t.deletes.length === 0) continue;
     const tuple = t.file.partition as readonly IcebergValue[];
@@ -105,6 +119,17 @@ export function planBins(plan: ScanPlan, th: Thresholds): Bin[] {
     }
   }
   return bins;
+}
+
+function hasDeletionVector(t: FileScanTask): boolean {
+  return t.deletes.some((d) => isDeletionVectorFile(d.file));
+}
+
+/** Why compaction cannot rewrite this table's files at all, if it cannot. */
+export function cannotCompact(meta: TableMetadata): string | undefined {
+  if (!tracksRowLineage(meta)) return undefined;
+  const clash = rowLineageNameClash(currentSchema(meta));
+  return clash ? `format v3 row lineage cannot be written: ${clash}` : undefined;
 }
 
 /** First-fit decreasing into bins of at most `target` bytes. */
@@ -146,15 +171,22 @@ export async function compact(
   const meta = base.metadata;
   const start = currentSnapshot(meta);
   if (!start) return NOTHING;
+  const refused = cannotCompact(meta);
+  if (refused) return { ...NOTHING, skipped: refused };
   const plan = await planScan(meta, (u) => deps.store.get(u));
   const bins = planBins(plan, th);
-  if (bins.length === 0) return NOTHING;
+  const notes: string[] = [];
+  const withDv = plan.tasks.filter(hasDeletionVector).length;
+  if (withDv > 0)
+    notes.push(`${withDv} files with deletion vectors left as they are (Floe does not read them yet)`);
+  if (bins.length === 0) return notes.length > 0 ? { ...NOTHING, notes } : NOTHING;
   const startSequence = start['sequence-number'] ?? 0n;
   const schema = currentSchema(meta);
+  // v3: the new files also hold each row's lineage (the reader put it in the rows).
+  const fileSchema = tracksRowLineage(meta) ? withRowLineage(schema) : schema;
   const written: string[] = [];
   const added: { specId: number; file: DataFile }[] = [];
   const rewritten = new Map<string, DataFile>();
-  const notes: string[] = [];
   let rowsAfter = 0n;
   try {
     for (const [i, bin] of bins.entries()) {
@@ -166,7 +198,7 @@ export async function compact(
       if (!rows) continue;
       const spec = specById(meta, bin.specId);
       const puts: Promise<DataFile>[] = [];
-      const { failed } = encodeRows(schema, spec, rows, {
+      const { failed } = encodeRows(fileSchema, spec, rows, {
         compression: codecOf(meta),
         maxRows: Number.MAX_SAFE_INTEGER,
         ...(deps.encoder ? { encoder: deps.encoder } : {}),
@@ -304,8 +336,10 @@ function danglingDeletes(plan: ScanPlan, rewritten: ReadonlyMap<string, DataFile
 }
 
 /**
- * Why the rewrite no longer applies to `meta`, if it does not: an input file is no longer live, or
- * a position delete arrived for one (it names the old file, so its rows would come back). A new
+ * Why the rewrite no longer applies to `meta`, if it does not: an input file is no longer live, got
+ * a `first_row_id` (v3: the rows read had none, so the new files would not keep the ids a commit
+ * meanwhile gave them), or a position delete arrived for one (it names the old file, so its rows
+ * would come back). A new
  * equality delete is fine, as in Java: the rewritten files carry the starting sequence number, so
  * a delete committed after it still applies to them.
  */
@@ -322,6 +356,9 @@ async function inputsChanged(
   for (const path of rewritten.keys()) {
     const t = live.get(path);
     if (!t) return `input ${path} was removed while compacting`;
+    // v3, upgraded table: a commit meanwhile assigned row ids to a file read without any.
+    if (t.file.first_row_id !== before.get(path)?.file.first_row_id)
+      return `input ${path} was assigned row ids while compacting`;
     const had = new Set(before.get(path)?.deletes.map((d) => d.file.file_path));
     const fresh = t.deletes.find(
       (d) => !had.has(d.file.file_path) && d.file.content !== DataFileContent.EQUALITY_DELETES,
@@ -348,9 +385,9 @@ async function rewriteManifests(
   const manifests: ManifestFile[] = [];
   const written: string[] = [];
   for (const m of existing) {
-    const entries = decodeManifest(await io.store.get(m.manifest_path)).entries.map((e) =>
-      inheritManifestEntry(e, m),
-    );
+    // v3: kept and removed data files get their inherited `first_row_id` written out (spec
+    // §First Row ID Inheritance), so the rows they hold keep their ids.
+    const entries = inheritManifestEntries(decodeManifest(await io.store.get(m.manifest_path)).entries, m);
     const removes = (e: ManifestEntry) =>
       rewritten.has(e.data_file.file_path) || dangling.has(e.data_file.file_path);
     if (!entries.some((e) => e.status !== ManifestEntryStatus.DELETED && removes(e))) {

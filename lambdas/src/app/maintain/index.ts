@@ -10,6 +10,7 @@ import { type TableIdentifier, tableIdToString } from '../../ports/catalog.ts';
 import {
   type CompactionDeps,
   type CompactionReport,
+  cannotCompact,
   compact,
   type LiveRows,
   planCompaction,
@@ -134,12 +135,13 @@ export async function maintainTable(
 /** Why `step` cannot run on this table, if it cannot. */
 function cannotRun(step: StepName, meta: TableMetadata, deps: MaintenanceDeps): string | undefined {
   const rewrites = step === 'compact' || step === 'rewriteManifests';
-  if (rewrites && meta['format-version'] >= 3) {
-    return 'format v3 tables keep row lineage, which Floe does not rewrite yet (row ids would change)';
-  }
   const current = currentSnapshot(meta);
   if (rewrites && current && current['manifest-list'] === undefined) {
     return 'the current snapshot lists its manifests inline (format v1 without a manifest list)';
+  }
+  if (step === 'compact') {
+    const why = cannotCompact(meta);
+    if (why) return why;
   }
   if (step === 'orphans' && deps.managedStorage) {
     return 'table storage is managed by the service (S3 Tables removes unreferenced files itself)';

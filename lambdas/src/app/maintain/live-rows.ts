@@ -5,7 +5,14 @@
  * read through the table's name mapping; an identity partition column the file does not hold
  * takes the partition value from the manifest (spec: "Column Projection"). A delete file is read
  * once however many data files it applies to.
+ *
+ * Format v3 tables: each row also carries its row lineage, `_row_id` and
+ * `_last_updated_sequence_number` (row-lineage.ts) — the file's values when it holds them, else
+ * the inherited ones, from the row's position in the file before any delete is applied — so a
+ * rewrite can copy them into the new files. Deletion vectors (Puffin) are not read: a task with
+ * one is refused (compaction leaves such files out).
  */
+import { ErrorKind, FloeError } from '../../errors.ts';
 import { DataFileContent } from '../../iceberg/manifest/types.ts';
 import { tableNameMapping } from '../../iceberg/name-mapping.ts';
 import { identityPartitionConstants } from '../../iceberg/partition-constants.ts';
@@ -15,7 +22,8 @@ import {
   type PositionDelete,
   type PositionDeleteFile,
 } from '../../iceberg/row-deletes.ts';
-import type { FileScanTask } from '../../iceberg/scan.ts';
+import { inheritRowLineage, tracksRowLineage, withRowLineage } from '../../iceberg/row-lineage.ts';
+import { type FileScanTask, isDeletionVectorFile } from '../../iceberg/scan.ts';
 import { currentSchema, specById, type TableMetadata } from '../../iceberg/table-metadata.ts';
 import type { Row } from '../../iceberg/values.ts';
 import { readDataFile, readEqualityDeletes, readPositionDeletes } from '../../parquet/reader.ts';
@@ -29,11 +37,26 @@ export function liveRowsReader(store: ObjectStore): LiveRows {
     const schema = currentSchema(meta);
     const nameMapping = tableNameMapping(meta.properties);
     const path = task.file.file_path;
-    const rows = readDataFile(await store.get(path), schema, {
+    const dv = task.deletes.find((d) => isDeletionVectorFile(d.file));
+    if (dv) {
+      throw new FloeError(
+        ErrorKind.FeatureUnsupported,
+        `deletion vector ${dv.file.file_path} cannot be read yet (it applies to ${path})`,
+      );
+    }
+    const lineage = tracksRowLineage(meta);
+    const rows = readDataFile(await store.get(path), lineage ? withRowLineage(schema) : schema, {
       ...(nameMapping ? { nameMapping } : {}),
       constants: identityPartitionConstants(schema, specById(meta, task.specId), task.file.partition),
       filePath: path,
     });
+    // Positions count every row of the file, before the deletes below remove any.
+    if (lineage) {
+      inheritRowLineage(rows, {
+        firstRowId: task.file.first_row_id,
+        dataSequenceNumber: task.dataSequenceNumber,
+      });
+    }
     const position: PositionDeleteFile[] = [];
     const equality: EqualityDeleteFile[] = [];
     for (const d of task.deletes) {

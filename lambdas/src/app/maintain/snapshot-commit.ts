@@ -3,6 +3,11 @@
  * starts: `build` sees the freshly loaded base on every attempt (so an append that landed
  * meanwhile is carried into the new snapshot) and may return undefined to give up (its inputs
  * changed).
+ *
+ * Format v3: the snapshot's `first-row-id` is the table's `next-row-id` at this attempt, data
+ * manifests without a `first_row_id` get ranges from there, and `added-rows` is the size of the
+ * ranges handed out (spec §Snapshot Row IDs, §First Row ID Assignment): the table's `next-row-id`
+ * moves past them when the commit applies.
  */
 import type { ManifestFile } from '../../iceberg/manifest/types.ts';
 import type { Snapshot, SnapshotOperation } from '../../iceberg/snapshot.ts';
@@ -44,15 +49,19 @@ export async function commitSnapshot(
     if (plan === undefined) return undefined;
     const written = [...plan.written];
     const parent = currentSnapshot(m);
+    const firstRowId = m['format-version'] >= 3 ? (m['next-row-id'] ?? 0n) : undefined;
+    let addedRows: bigint | undefined;
     try {
       const list = await writeManifestList(io, m, {
         snapshotId,
         ...(parent ? { parentSnapshotId: parent['snapshot-id'] } : {}),
         sequenceNumber,
+        ...(firstRowId !== undefined ? { firstRowId } : {}),
         manifests: [...plan.manifests],
         attempt,
       });
       written.push(list.location);
+      addedRows = list.addedRows;
     } catch (e) {
       await Promise.all(written.map((u) => deps.store.delete(u).catch(() => undefined)));
       throw e;
@@ -65,6 +74,7 @@ export async function commitSnapshot(
       'manifest-list': written[written.length - 1]!,
       summary: summarize(plan.operation, plan.changes, parent?.summary, plan.summary) as Snapshot['summary'],
       'schema-id': m['current-schema-id'],
+      ...(firstRowId !== undefined ? { 'first-row-id': firstRowId, 'added-rows': addedRows ?? 0n } : {}),
     };
     return {
       updates: [

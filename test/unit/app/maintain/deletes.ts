@@ -24,6 +24,7 @@ import { field, T } from '../../../../lambdas/src/iceberg/types.ts';
 import type { Row } from '../../../../lambdas/src/iceberg/values.ts';
 import { writeDataFile } from '../../../../lambdas/src/parquet/writer.ts';
 import type { TableIdentifier } from '../../../../lambdas/src/ports/catalog.ts';
+import { puffinOf } from '../../../helpers/puffin-dv.ts';
 
 const POSITION_SCHEMA: Schema = {
   schemaId: 0,
@@ -34,6 +35,8 @@ let seed = 90_000;
 
 type Deletes =
   | { readonly kind: 'position'; readonly filePath: string; readonly positions: readonly bigint[] }
+  /** A format v3 deletion vector (Puffin `deletion-vector-v1`, test/helpers/puffin-dv.ts). */
+  | { readonly kind: 'dv'; readonly filePath: string; readonly positions: readonly bigint[] }
   | { readonly kind: 'equality'; readonly ids: readonly bigint[] };
 
 /**
@@ -61,6 +64,25 @@ export async function commitDeletes(deps: CommitDeps, id: TableIdentifier, del: 
         target.file.partition,
         DataFileContent.POSITION_DELETES,
       ),
+    });
+  } else if (del.kind === 'dv') {
+    const target = plan.tasks.find((t) => t.file.file_path === del.filePath)!;
+    const { bytes, blobs } = puffinOf([{ referencedDataFile: del.filePath, positions: del.positions }]);
+    const uri = `${meta.location}/data/dv-${io.ids.uuid()}.puffin`;
+    await deps.store.put(uri, bytes);
+    files.push({
+      specId: target.specId,
+      file: {
+        content: DataFileContent.POSITION_DELETES,
+        file_path: uri,
+        file_format: 'PUFFIN',
+        partition: target.file.partition,
+        record_count: BigInt(del.positions.length),
+        file_size_in_bytes: BigInt(bytes.length),
+        referenced_data_file: del.filePath,
+        content_offset: BigInt(blobs[0]!.offset),
+        content_size_in_bytes: BigInt(blobs[0]!.length),
+      },
     });
   } else {
     const idField = schema.fields.find((f) => f.name === 'id')!;

@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixedClock, seededIds } from '../../../../lambdas/src/adapters/local/system-clock.ts';
 import { maintainTable } from '../../../../lambdas/src/app/maintain/index.ts';
+import { liveRowsReader } from '../../../../lambdas/src/app/maintain/live-rows.ts';
 import { ALL_STEPS } from '../../../../lambdas/src/app/maintain/options.ts';
 import { rewriteManifests } from '../../../../lambdas/src/app/maintain/rewrite-manifests.ts';
+import { parseConfig } from '../../../../lambdas/src/config.ts';
 import { decodeManifestList } from '../../../../lambdas/src/iceberg/manifest/index.ts';
 import { applyUpdates } from '../../../../lambdas/src/iceberg/metadata/index.ts';
 import { currentSnapshot } from '../../../../lambdas/src/iceberg/table-metadata.ts';
-import { type Duck, openDuck } from '../../../helpers/e2e.ts';
-import { CLICKS, filesUnder, idsInTable, smallLoads } from './small-loads.ts';
+import { type Duck, fileWarehouse, load, openDuck, tempDir } from '../../../helpers/e2e.ts';
+import { CLICKS, filesUnder, idsInTable, START_MS, smallLoads } from './small-loads.ts';
 
 describe('rewriteManifests', () => {
   let duck: Duck;
@@ -95,7 +98,7 @@ describe('maintainTable', () => {
     }
   });
 
-  it('skips the rewriting steps on a v3 table (row lineage) and still expires', async () => {
+  it('runs every step on a table upgraded to v3 (row lineage is kept: compact-v3.test.ts)', async () => {
     const t = await smallLoads(3, 3);
     try {
       const base = await t.wh.catalog.loadTable(CLICKS);
@@ -109,12 +112,51 @@ describe('maintainTable', () => {
         retainLast: 1,
         expireOlderThanMs: 0,
       });
-      expect(r.skipped.map((s) => s.step)).toEqual(['compact', 'rewriteManifests']);
-      expect(r.skipped[0]!.reason).toMatch(/row lineage/);
-      expect(r.expiry?.snapshotsExpired).toBe(2);
+      expect(r.skipped).toEqual([]);
+      expect(r.failed).toEqual([]);
+      expect(r.compaction).toMatchObject({ filesRewritten: 6, filesWritten: 2 });
+      expect(r.manifests?.snapshotId).toBeDefined();
+      // Three loads, the compaction and the manifest rewrite: the last one is kept.
+      expect(r.expiry?.snapshotsExpired).toBe(4);
       expect(await idsInTable(duck, t.wh)).toEqual(t.ids);
     } finally {
       t.cleanup();
+    }
+  });
+
+  it('does not compact a v3 table with a column named like a row lineage column (it says why)', async () => {
+    const tmp = tempDir('floe-maintain-');
+    try {
+      const wh = fileWarehouse(tmp.dir);
+      const config = parseConfig({ formatVersion: 3, routing: { defaultTable: 't' } });
+      for (let i = 0; i < 3; i++) {
+        const lines = [JSON.stringify({ id: i, _row_id: `r${i}` })];
+        expect((await load(wh, [{ name: `l${i}.ndjson`, lines }], { config })).dead).toEqual([]);
+      }
+      const [namespace] = await wh.catalog.listNamespaces();
+      const id = { namespace: namespace!, name: 't' };
+      const r = await maintainTable(
+        {
+          catalog: wh.catalog,
+          store: wh.store,
+          clock: fixedClock(START_MS),
+          ids: seededIds(5),
+          liveRows: liveRowsReader(wh.store),
+        },
+        id,
+        { steps: { compact: true, rewriteManifests: true, expire: false, orphans: false } },
+      );
+      expect(r.skipped).toEqual([
+        {
+          step: 'compact',
+          reason:
+            'format v3 row lineage cannot be written: the table has a column named _row_id, the name of a row lineage metadata column',
+        },
+      ]);
+      expect(r.manifests).toMatchObject({ manifestsBefore: 3, manifestsAfter: 1 });
+      expect(r.after.dataFiles).toBe(3);
+    } finally {
+      tmp.cleanup();
     }
   });
 

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { seededIds } from '../../../../lambdas/src/adapters/local/system-clock.ts';
 import type { MaintenanceDeps } from '../../../../lambdas/src/app/maintain/index.ts';
 import { liveRowsReader } from '../../../../lambdas/src/app/maintain/live-rows.ts';
+import { parseConfig } from '../../../../lambdas/src/config.ts';
 import { currentSchema } from '../../../../lambdas/src/iceberg/table-metadata.ts';
 import type { TableIdentifier } from '../../../../lambdas/src/ports/catalog.ts';
 import {
@@ -38,7 +39,13 @@ export interface SmallLoads {
 
 let seed = 7000;
 
-export async function smallLoads(loads: number, rowsPerLoad: number): Promise<SmallLoads> {
+export async function smallLoads(
+  loads: number,
+  rowsPerLoad: number,
+  opts: { readonly formatVersion?: 2 | 3 } = {},
+): Promise<SmallLoads> {
+  const config =
+    opts.formatVersion === undefined ? undefined : parseConfig({ formatVersion: opts.formatVersion });
   const tmp = tempDir('floe-maintain-');
   const wh = fileWarehouse(tmp.dir);
   const clock = new ManualClock(START_MS);
@@ -61,6 +68,7 @@ export async function smallLoads(loads: number, rowsPerLoad: number): Promise<Sm
     const run = await load(wh, [{ name: `load-${ids.length}.ndjson`, lines }], {
       clock,
       ids: seededIds(seed++),
+      ...(config ? { config } : {}),
     });
     if (run.dead.length > 0) throw new Error(`unexpected dead letters: ${run.dead[0]!.reason}`);
   };
