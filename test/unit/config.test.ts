@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fastRouting } from '../../lambdas/src/app/load-columnar.ts';
+import { FastPath, fastRouting } from '../../lambdas/src/app/load-columnar.ts';
 import {
   anchoredRegExp,
   composeFieldRules,
@@ -15,6 +15,7 @@ import {
 } from '../../lambdas/src/config.ts';
 import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
 import { decimal, field, list, struct, T } from '../../lambdas/src/iceberg/types.ts';
+import { compileRouter } from '../../lambdas/src/routing/index.ts';
 
 function configError(json: unknown): FloeError {
   try {
@@ -522,8 +523,15 @@ describe('upsert', () => {
     expect(e.message).toContain(problem);
   });
 
-  it('turns the columnar fast path off (records are read as changes first)', () => {
-    expect(fastRouting(parseConfig({}))).toBe(true);
-    expect(fastRouting(parseConfig({ upsert: { t: { key: ['id'] } } }))).toBe(false);
+  it('keeps the columnar fast path, which leaves upsert tables to the generic path', () => {
+    const cfg = parseConfig({
+      routing: { routingField: 'type' },
+      upsert: { customer_events: { key: ['id'] } },
+    });
+    expect(fastRouting(cfg)).toBe(true);
+    const fast = new FastPath(cfg, compileRouter(cfg.routing));
+    expect(fast.take('{"type":"ORDER","id":1}', 1, 'f', 1)).toBe(true);
+    expect(fast.take('{"type":"CUSTOMER","id":1}', 2, 'f', 2)).toBeUndefined();
+    expect([...fast.tables.keys()]).toEqual(['order_events']);
   });
 });

@@ -3,7 +3,7 @@
  * without an object per record. Anything that needs the generic path's rules falls back to it.
  */
 
-import { type FloeConfig, hasRecordRules, hintsFor, partitionCandidatesFor } from '../config.ts';
+import { type FloeConfig, hasRecordRules, hintsFor, partitionCandidatesFor, upsertFor } from '../config.ts';
 import { ErrorKind, isFloeError } from '../errors.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
 import type { PartitionSpec } from '../iceberg/partition-spec.ts';
@@ -49,8 +49,6 @@ import {
 export function fastRouting(cfg: FloeConfig): boolean {
   return (
     !hasRecordRules(cfg) &&
-    // Upsert records are read as changes (operation, envelope) before they are rows.
-    cfg.upsert === undefined &&
     cfg.routing.tableField === undefined &&
     cfg.routing.template === undefined &&
     !cfg.routing.routingField.includes('.')
@@ -83,12 +81,15 @@ export class FastPath {
   }
   private readonly routingSlot = new Map<number, number>();
   private readonly field: string;
+  /** Upsert tables: their records are read as changes (operation, envelope) by the generic path. */
+  private readonly isUpsert: (table: string) => boolean;
 
   constructor(
     cfg: FloeConfig,
     private readonly router: Router,
   ) {
     this.field = cfg.routing.routingField;
+    this.isUpsert = (table) => upsertFor(cfg, table) !== undefined;
     this.scanner = new ShapeScanner({ maxDepth: cfg.limits.maxNestingDepth });
   }
 
@@ -132,7 +133,7 @@ export class FastPath {
     raw: string | Uint8Array,
     rawStart = 0,
     rawEnd = 0,
-  ): true | FailedRoute {
+  ): true | FailedRoute | undefined {
     let slot = this.routingSlot.get(shape.id);
     if (slot === undefined) {
       slot = shape.slots.findIndex((s) => s.path === this.field);
@@ -163,6 +164,7 @@ export class FastPath {
       route = this.router(slot >= 0 ? { [this.field]: v } : {});
     }
     if (!route.ok) return route;
+    if (this.isUpsert(route.table)) return undefined;
     if (slot >= 0 && sc.kinds[slot] === SlotKind.String && this.byteRoutes.length < 64) {
       this.rememberBytes(sc.bytes, sc.byteStart[slot]!, sc.byteEnd[slot]!, route);
     }
