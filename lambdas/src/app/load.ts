@@ -94,82 +94,41 @@ export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]
     /** Parse, check, route, keep the record. */
     const genericLine = async (raw: string): Promise<void> => {
       if (raw.trim() === '') return;
+      const refuse = (reason: DeadLetter['reason'], detail: string, table?: string) =>
+        reject({ source: src.name, line: n, reason, detail, raw, ...(table === undefined ? {} : { table }) });
       let value: JsonValue;
       try {
         value = parseJsonRecord(raw, { maxDepth: readerDepth });
       } catch (e) {
         const deep = isTooDeep(e);
-        await reject({
-          source: src.name,
-          line: n,
-          reason: deep ? DeadLetterReason.GuardMaxDepth : DeadLetterReason.MalformedJson,
-          detail: deep ? `guard maxNestingDepth: record ${errText(e)}` : errText(e),
-          raw,
-        });
-        return;
+        return refuse(
+          deep ? DeadLetterReason.GuardMaxDepth : DeadLetterReason.MalformedJson,
+          deep ? `guard maxNestingDepth: record ${errText(e)}` : errText(e),
+        );
       }
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        await reject({
-          source: src.name,
-          line: n,
-          reason: DeadLetterReason.NotAnObject,
-          detail: `expected a JSON object, got ${jsonKindOf(value)}`,
-          raw,
-        });
-        return;
-      }
+      if (value === null || typeof value !== 'object' || Array.isArray(value))
+        return refuse(DeadLetterReason.NotAnObject, `expected a JSON object, got ${jsonKindOf(value)}`);
       let obj = value as Record<string, JsonValue>;
       const consolidated = consolidator?.(obj);
-      if (consolidated && !consolidated.ok) {
-        await reject({
-          source: src.name,
-          line: n,
-          reason: DeadLetterReason.ConsolidationFailed,
-          detail: consolidated.detail,
-          table: consolidated.table,
-          raw,
-        });
-        return;
-      }
+      if (consolidated && !consolidated.ok)
+        return refuse(DeadLetterReason.ConsolidationFailed, consolidated.detail, consolidated.table);
       if (consolidated) obj = consolidated.value;
       const route: RouteResult = consolidated
         ? { ok: true, table: consolidated.table, rule: 'consolidated' }
         : router(obj);
-      if (!route.ok) {
-        await reject({ source: src.name, line: n, reason: routeReason(route), detail: route.detail, raw });
-        return;
-      }
+      if (!route.ok) return refuse(routeReason(route), route.detail);
+      // Upsert tables: the record is a change; its row (the key alone for a delete) goes on.
       let op: ChangeOp | undefined;
       const upsert = upsertFor(deps.config, route.table);
       if (upsert) {
         const change = readChange(upsert, obj, route.table);
-        if (!change.ok) {
-          await reject({
-            source: src.name,
-            line: n,
-            reason: change.reason,
-            detail: change.detail,
-            table: route.table,
-            raw,
-          });
-          return;
-        }
+        if (!change.ok) return refuse(change.reason, change.detail, route.table);
         op = change.op;
         obj = change.row;
       }
       if (rules) {
         const checked = await rules.check(obj, route.table);
-        if (!checked.ok) {
-          await reject({
-            source: src.name,
-            line: n,
-            reason: checked.reason,
-            detail: checked.detail,
-            table: route.table,
-            raw,
-          });
-          return;
-        }
+        if (!checked.ok) return refuse(checked.reason, checked.detail, route.table);
         obj = checked.value;
       }
       let bucket = byTable.get(route.table);
