@@ -5,7 +5,8 @@
  * warehouse, samples memory every 5 ms and runs `maintainTable` with only the compaction step,
  * default options (as `floe maintain --compact` does).
  *
- * Env: BENCH_CHILD_DIR (warehouse), BENCH_CHILD_TABLE. Prints one JSON line (CompactMemoryReport).
+ * Env: BENCH_CHILD_DIR (warehouse), BENCH_CHILD_TABLE, BENCH_CHILD_MAX_BIN_BYTES (optional: the
+ * bin cap, so a bin above the default is still one bin). Prints one JSON line (CompactMemoryReport).
  */
 import { FileCatalog } from '../lambdas/src/adapters/local/file-catalog.ts';
 import { fileUri, LocalObjectStore } from '../lambdas/src/adapters/local/local-object-store.ts';
@@ -64,7 +65,12 @@ async function main(): Promise<void> {
   const report = await maintainTable(
     { catalog, store, clock: systemClock, ids: randomIds, liveRows: liveRowsReader(store) },
     id,
-    { steps: { compact: true, rewriteManifests: false, expire: false, orphans: false } },
+    {
+      steps: { compact: true, rewriteManifests: false, expire: false, orphans: false },
+      ...(process.env.BENCH_CHILD_MAX_BIN_BYTES
+        ? { maxBinBytes: Number(process.env.BENCH_CHILD_MAX_BIN_BYTES) }
+        : {}),
+    },
   );
   const seconds = (performance.now() - t0) / 1000;
   sample();

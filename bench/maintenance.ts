@@ -14,8 +14,9 @@
  * Env: BENCH_MONTH_COMMITS (2000), BENCH_MONTH_ROWS (100 rows per commit), BENCH_MONTH_EVERY (60
  * commits between maintenance runs), BENCH_MONTH_ORPHANS_EVERY (1440), BENCH_MONTH_RETAIN (60
  * snapshots), BENCH_MONTH_TIMED (100 last commits timed), BENCH_MONTH_FRESH_SPAN (10 commits per
- * fresh table), BENCH_MONTH_QUERY_RUNS (5), BENCH_COMPACT_MIB (16 = DEFAULT_MAX_BIN_BYTES),
- * BENCH_COMPACT_SMALL_MIB (4). See bench/README.md.
+ * fresh table), BENCH_MONTH_QUERY_RUNS (5), BENCH_COMPACT_MIB (128 = DEFAULT_MAX_BIN_BYTES),
+ * BENCH_COMPACT_SMALL_MIB (4), BENCH_COMPACT_ONLY (1: only the compaction-memory part, ~1 min).
+ * See bench/README.md.
  */
 import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
@@ -345,6 +346,7 @@ const health = (h: TableHealth) =>
 // The month
 
 export async function benchMaintenance(work: string): Promise<SummaryRow[]> {
+  if (process.env.BENCH_COMPACT_ONLY === '1') return benchCompactMemory(work);
   console.log(
     `\n## A month in minutes: ${fmtInt(COMMITS)} one-minute commits of ${ROWS} rows (ORDER events, partitioned by event_date × region), ` +
       `maintenance every ${EVERY} commits (orphans every ${ORPHANS_EVERY})`,
@@ -763,7 +765,13 @@ async function compactMemory(work: string, mib: number): Promise<CompactMemory> 
   const script = fileURLToPath(new URL('./compact-memory.ts', import.meta.url));
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', script], {
-      env: { ...process.env, BENCH_CHILD_DIR: w.dir, BENCH_CHILD_TABLE: TABLE },
+      env: {
+        ...process.env,
+        BENCH_CHILD_DIR: w.dir,
+        BENCH_CHILD_TABLE: TABLE,
+        // One bin whatever the default cap: the input is what is measured.
+        BENCH_CHILD_MAX_BIN_BYTES: String(Math.max(bytes + MiB, DEFAULT_MAX_BIN_BYTES)),
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let buf = '';

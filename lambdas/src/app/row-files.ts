@@ -16,6 +16,7 @@ import {
   writeColumnarDataFile,
   writeDataFile,
 } from '../parquet/index.ts';
+import { StreamingDataFileWriter } from '../parquet/streaming-writer.ts';
 
 /**
  * The Parquet encoders the apps use. Injectable (as a decorator of the real ones) so tests can
@@ -32,9 +33,48 @@ export interface ParquetEncoder {
     batch: ColumnarBatch,
     opts: { compression: ParquetCompression },
   ) => DataFileResult;
+  /** One file from rows added in batches (compaction); without it, `rows` encodes them at the end. */
+  readonly stream?: (schema: Schema, opts: { compression: ParquetCompression }) => RowFileWriter;
 }
 
-export const parquetEncoder: ParquetEncoder = { rows: writeDataFile, columns: writeColumnarDataFile };
+/** One data file written from batches of rows (`StreamingDataFileWriter`'s shape). */
+export interface RowFileWriter {
+  add(rows: readonly Row[]): Promise<void>;
+  finish(): Promise<DataFileResult>;
+  abort(): Promise<void>;
+  /** Bytes of the file written so far (0 for a writer that encodes at the end). */
+  readonly bytesWritten: number;
+}
+
+export const parquetEncoder: ParquetEncoder = {
+  rows: writeDataFile,
+  columns: writeColumnarDataFile,
+  stream: (schema, opts) => new StreamingDataFileWriter(schema, opts),
+};
+
+/** `encoder`'s streaming writer, or one that gathers the rows and hands them to `encoder.rows`. */
+export function rowFileWriter(
+  encoder: ParquetEncoder,
+  schema: Schema,
+  opts: { compression: ParquetCompression },
+): RowFileWriter {
+  if (encoder.stream) return encoder.stream(schema, opts);
+  let rows: Row[] = [];
+  return {
+    bytesWritten: 0,
+    add: async (more) => {
+      for (const r of more) rows.push(r);
+    },
+    finish: async () => {
+      const all = rows;
+      rows = [];
+      return encoder.rows(schema, all, opts);
+    },
+    abort: async () => {
+      rows = [];
+    },
+  };
+}
 
 export interface EncodedFile {
   readonly tuple: IcebergValue[];

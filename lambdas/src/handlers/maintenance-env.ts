@@ -33,6 +33,8 @@ export interface MaintenanceSettings {
   readonly glueOptimizers?: { readonly roleArn: string; readonly catalogId: string };
   /** Compaction input per output file, from the function's memory (undefined: the app's default). */
   readonly maxBinBytes?: number;
+  /** Largest compaction input file packed with others, from the function's memory (ditto). */
+  readonly maxInputFileBytes?: number;
   /**
    * `MAINTENANCE_NAMESPACES`: the namespaces scheduled maintenance visits besides the config's
    * (undefined: the config's only).
@@ -48,14 +50,26 @@ const DECIMAL = /^\d+$/;
 const MIB = 1024 * 1024;
 
 /**
- * Compaction holds a bin's rows decoded: bench/compact-memory.ts measured 37–54 MiB of RSS per MiB
- * of zstd Parquet input (better-compressed data needs more); a quarter of the function's memory
- * stays for the runtime.
+ * Compaction streams a bin into its output file (one input file's rows at a time):
+ * bench/compact-memory.ts measured peak RSS of 344–382 MiB for a 15 MiB bin of 1 MiB files,
+ * 585–603 MiB for 64 MiB and 758 MiB for 127 MiB (tsx's ~38 MiB included) — under
+ * 320 MiB + 6 × the input. A quarter of the function's memory stays for the runtime.
  */
-export const RSS_PER_INPUT_BYTE = 56;
+export const BIN_BASE_RSS = 320 * MIB;
+export const RSS_PER_BIN_BYTE = 6;
+
+/**
+ * One input file's rows are decoded at once: the same bench measured 37–54 MiB of RSS per MiB of
+ * zstd Parquet when a whole bin was decoded (better-compressed data needs more).
+ */
+export const RSS_PER_INPUT_FILE_BYTE = 56;
 
 export function maxBinBytesFor(memoryMb: number): number {
-  return Math.max(8 * MIB, Math.floor((memoryMb * MIB * 0.75) / RSS_PER_INPUT_BYTE));
+  return Math.max(8 * MIB, Math.floor((memoryMb * MIB * 0.75 - BIN_BASE_RSS) / RSS_PER_BIN_BYTE));
+}
+
+export function maxInputFileBytesFor(memoryMb: number): number {
+  return Math.max(8 * MIB, Math.floor((memoryMb * MIB * 0.75) / RSS_PER_INPUT_FILE_BYTE));
 }
 
 export function readMaintenanceEnv(
@@ -119,7 +133,9 @@ export function readMaintenanceEnv(
     ...(orphansOlderThanMs === undefined ? {} : { orphansOlderThanMs }),
     ...(targetFileSizeBytes === undefined ? {} : { targetFileSizeBytes }),
     ...(glueOptimizers === undefined ? {} : { glueOptimizers }),
-    ...(memoryMb === undefined ? {} : { maxBinBytes: maxBinBytesFor(memoryMb) }),
+    ...(memoryMb === undefined
+      ? {}
+      : { maxBinBytes: maxBinBytesFor(memoryMb), maxInputFileBytes: maxInputFileBytesFor(memoryMb) }),
     ...(namespaces === undefined ? {} : { namespaces }),
   };
 }

@@ -244,6 +244,7 @@ export function scheduledOptions(
     ...(m.orphansOlderThanMs === undefined ? {} : { orphansOlderThanMs: m.orphansOlderThanMs }),
     ...(m.targetFileSizeBytes === undefined ? {} : { targetFileSizeBytes: m.targetFileSizeBytes }),
     ...(m.maxBinBytes === undefined ? {} : { maxBinBytes: m.maxBinBytes }),
+    ...(m.maxInputFileBytes === undefined ? {} : { maxInputFileBytes: m.maxInputFileBytes }),
   };
   // Every namespace the configuration reaches (MAINTENANCE_NAMESPACES), in every mode.
   const namespaces = m.namespaces === undefined ? {} : { namespaces: m.namespaces };

@@ -22,6 +22,7 @@ export {
   readEqualityDeletes,
   readPositionDeletes,
 } from './reader.ts';
+export { StreamingDataFileWriter } from './streaming-writer.ts';
 export {
   type DataFileResult,
   type ParquetCompression,

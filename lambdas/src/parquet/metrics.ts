@@ -11,7 +11,13 @@
  * - NaN counts only for float/double leaves (including 0), and NaN is never a bound;
  * - string and binary bounds are truncated to `truncateLength` (default 16, Java's `truncate(16)`).
  */
-import { compareBytes, toBinary, truncateLowerBound, truncateUpperBound } from '../iceberg/conversions.ts';
+import {
+  compareBytes,
+  compareValues,
+  toBinary,
+  truncateLowerBound,
+  truncateUpperBound,
+} from '../iceberg/conversions.ts';
 import type { PrimitiveType } from '../iceberg/types.ts';
 import type { IcebergValue } from '../iceberg/values.ts';
 
@@ -62,6 +68,27 @@ export interface DataFileMetrics {
 export function updateByteBounds(s: LeafStats, v: Uint8Array): void {
   if (s.min === undefined || compareBytes(v, s.min as Uint8Array) < 0) s.min = v;
   if (s.max === undefined || compareBytes(v, s.max as Uint8Array) > 0) s.max = v;
+}
+
+/**
+ * Adds the stats of one batch of rows (`next`) to those of the batches before it (`into`), leaf by
+ * leaf: counts add up, bounds widen in the metrics' total order (`compareValues`: -0.0 < +0.0,
+ * strings by code point, bytes unsigned). Both must come from the same write plan.
+ */
+export function mergeLeafStats(into: readonly LeafStats[], next: readonly LeafStats[]): void {
+  if (into.length !== next.length) throw new Error('mergeLeafStats: different write plans');
+  for (let i = 0; i < into.length; i++) {
+    const a = into[i]!;
+    const b = next[i]!;
+    if (a.id !== b.id) throw new Error('mergeLeafStats: different write plans');
+    a.valueCount += b.valueCount;
+    a.nullCount += b.nullCount;
+    a.nanCount += b.nanCount;
+    if (b.min !== undefined && (a.min === undefined || compareValues(a.type, b.min, a.min) < 0))
+      a.min = b.min;
+    if (b.max !== undefined && (a.max === undefined || compareValues(a.type, b.max, a.max) > 0))
+      a.max = b.max;
+  }
 }
 
 function isTruncatable(t: PrimitiveType): boolean {

@@ -14,7 +14,7 @@ import { planFor, type WritePlan } from './column-plan.ts';
 import { patchFooter } from './footer.ts';
 import { recordBatchToIpcStream } from './ipc.ts';
 import { type Allocator, Arena } from './memory.ts';
-import { type DataFileMetrics, finishMetrics } from './metrics.ts';
+import { type DataFileMetrics, finishMetrics, type LeafStats } from './metrics.ts';
 
 export type ParquetCompression = 'zstd' | 'snappy' | 'gzip' | 'uncompressed';
 
@@ -46,12 +46,13 @@ const DEFAULT_ROW_GROUP_ROWS = 1024 * 1024;
 /** Column buffers for `writeDataFile`, reused across calls (they die right after IPC). */
 const arena = new Arena();
 
-interface WriterSettings {
+export interface WriterSettings {
   readonly codec: pw.Compression;
   readonly rowGroupRows: number;
 }
 
-function settings(opts: WriteOptions): WriterSettings {
+/** Checked writer options. Internal to `parquet/`. */
+export function settings(opts: WriteOptions): WriterSettings {
   const compression = opts.compression ?? 'zstd';
   const codec = CODECS[compression];
   if (codec === undefined)
@@ -89,7 +90,12 @@ export function codecForWidth(codec: pw.Compression, leafColumns: number): pw.Co
     : codec;
 }
 
-function writerProperties(schema: Schema, s: WriterSettings, leafColumns: number): pw.WriterProperties {
+/** parquet-wasm's properties for a file of `schema`. Internal to `parquet/`. */
+export function writerProperties(
+  schema: Schema,
+  s: WriterSettings,
+  leafColumns: number,
+): pw.WriterProperties {
   return (
     new pw.WriterPropertiesBuilder()
       .setCompression(codecForWidth(s.codec, leafColumns))
@@ -147,6 +153,23 @@ export function writeBuiltColumns(
   build: (plan: WritePlan, alloc: Allocator) => BuiltColumns,
   opts: WriteOptions,
 ): DataFileResult {
+  const plan = writablePlan(schema);
+  const config = settings(opts);
+  let built: BuiltColumns;
+  let raw: Uint8Array;
+  try {
+    const wasm = toWasmTable(plan, build);
+    built = wasm.built;
+    raw = pw.writeParquet(wasm.table, writerProperties(schema, config, plan.leaves.length));
+  } catch (cause) {
+    if (isFloeError(cause)) throw cause;
+    throw new FloeError(ErrorKind.Unexpected, `Parquet writer failed: ${String(cause)}`, { cause });
+  }
+  return finishFile(plan, raw, built.length, built.stats, opts);
+}
+
+/** `schema`'s write plan; throws when nothing of it can be written. Internal to `parquet/`. */
+export function writablePlan(schema: Schema): WritePlan {
   const plan = planFor(schema);
   if (plan.columns.length === 0) {
     throw new FloeError(
@@ -154,11 +177,19 @@ export function writeBuiltColumns(
       'schema has no columns to write (all fields are of type unknown)',
     );
   }
-  const config = settings(opts);
-  let built: BuiltColumns;
-  let raw: Uint8Array;
+  return plan;
+}
+
+/**
+ * Lets `build` produce the Arrow columns (in the shared arena) and copies them into wasm memory as
+ * a parquet-wasm table; the arena is free again on return. Internal to `parquet/`.
+ */
+export function toWasmTable(
+  plan: WritePlan,
+  build: (plan: WritePlan, alloc: Allocator) => BuiltColumns,
+): { built: BuiltColumns; table: pw.Table } {
   try {
-    built = build(plan, arena);
+    const built = build(plan, arena);
     const struct = new arrow.Struct(plan.arrowSchema.fields);
     const batch = recordBatchOf(
       plan.arrowSchema,
@@ -166,15 +197,23 @@ export function writeBuiltColumns(
     );
     const ipc = recordBatchToIpcStream(batch, arena);
     // fromIPCStream copies into wasm memory, so the arena is free again once it returns.
-    const table = pw.Table.fromIPCStream(ipc);
-    arena.reset();
-    raw = pw.writeParquet(table, writerProperties(schema, config, plan.leaves.length));
-  } catch (cause) {
-    if (isFloeError(cause)) throw cause;
-    throw new FloeError(ErrorKind.Unexpected, `Parquet writer failed: ${String(cause)}`, { cause });
+    return { built, table: pw.Table.fromIPCStream(ipc) };
   } finally {
     arena.reset();
   }
+}
+
+/**
+ * The file parquet-wasm wrote (`raw`, `rows` rows) with its footer patched, and its metrics from
+ * the leaf stats and the footer. Internal to `parquet/`.
+ */
+export function finishFile(
+  plan: WritePlan,
+  raw: Uint8Array,
+  rows: number,
+  stats: LeafStats[],
+  opts: WriteOptions,
+): DataFileResult {
   const { bytes, metrics: footer } = patchFooter(raw, {
     ...footerFixIds(plan),
     dropKeys: ['ARROW:schema'],
@@ -182,8 +221,8 @@ export function writeBuiltColumns(
   });
   return {
     bytes,
-    recordCount: built.length,
-    metrics: finishMetrics(built.stats, footer, opts.metricsTruncateLength ?? 16),
+    recordCount: rows,
+    metrics: finishMetrics(stats, footer, opts.metricsTruncateLength ?? 16),
   };
 }
 

@@ -33,9 +33,11 @@ import {
   ManifestEntryStatus,
   type ManifestFile,
 } from '../../iceberg/manifest/types.ts';
-import { partitionKey } from '../../iceberg/partitioning.ts';
+import type { PartitionSpec } from '../../iceberg/partition-spec.ts';
+import { partitionKey, partitionTuple } from '../../iceberg/partitioning.ts';
 import { rowLineageNameClash, tracksRowLineage, withRowLineage } from '../../iceberg/row-lineage.ts';
 import { type FileScanTask, isDeletionVectorFile, planScan, type ScanPlan } from '../../iceberg/scan.ts';
+import type { Schema } from '../../iceberg/schema.ts';
 import {
   currentSchema,
   currentSnapshot,
@@ -47,7 +49,13 @@ import type { LoadedTable } from '../../ports/catalog.ts';
 import { deleteQuietly } from '../../ports/object-store.ts';
 import type { CommitDeps } from '../append.ts';
 import { type ManifestIo, readManifestList, writeEntriesManifest } from '../manifest-io.ts';
-import { encodeRows, type ParquetEncoder } from '../row-files.ts';
+import {
+  errorText,
+  type ParquetEncoder,
+  parquetEncoder,
+  type RowFileWriter,
+  rowFileWriter,
+} from '../row-files.ts';
 import { codecOf, putDataFile } from '../table-staging.ts';
 import { carriedSummary } from './carried-summary.ts';
 import type { Thresholds } from './options.ts';
@@ -112,7 +120,7 @@ export function planBins(plan: ScanPlan, th: Thresholds): Bin[] {
   }
   const bins: Bin[] = [];
   for (const g of groups.values()) {
-    for (const tasks of binPack(g.tasks, th.binBytes)) {
+    for (const tasks of binPack(g.tasks, th.binBytes, th.maxInputFileBytes)) {
       // One file alone gains nothing — unless it has deletes to apply.
       if (tasks.length === 1 && tasks[0]!.deletes.length === 0) continue;
       bins.push({ specId: g.specId, tuple: g.tuple, tasks, bytes: sizeOf(tasks) });
@@ -132,17 +140,21 @@ export function cannotCompact(meta: TableMetadata): string | undefined {
   return clash ? `format v3 row lineage cannot be written: ${clash}` : undefined;
 }
 
-/** First-fit decreasing into bins of at most `target` bytes. */
-function binPack(tasks: readonly FileScanTask[], target: number): FileScanTask[][] {
-  const bins: { tasks: FileScanTask[]; bytes: number }[] = [];
+/**
+ * First-fit decreasing into bins of at most `target` bytes; a file above `maxFileBytes` gets a bin
+ * of its own (its rows are decoded at once: it is rewritten only when it has deletes to apply).
+ */
+function binPack(tasks: readonly FileScanTask[], target: number, maxFileBytes: number): FileScanTask[][] {
+  const bins: { tasks: FileScanTask[]; bytes: number; alone: boolean }[] = [];
   const bySize = [...tasks].sort((a, b) => Number(b.file.file_size_in_bytes - a.file.file_size_in_bytes));
   for (const t of bySize) {
     const size = Number(t.file.file_size_in_bytes);
-    const bin = bins.find((b) => b.bytes + size <= target);
+    const alone = size > maxFileBytes;
+    const bin = alone ? undefined : bins.find((b) => !b.alone && b.bytes + size <= target);
     if (bin) {
       bin.tasks.push(t);
       bin.bytes += size;
-    } else bins.push({ tasks: [t], bytes: size });
+    } else bins.push({ tasks: [t], bytes: size, alone });
   }
   return bins.map((b) => b.tasks);
 }
@@ -194,33 +206,8 @@ export async function compact(
         notes.push(`time is up: ${bins.length - i} of ${bins.length} groups left for the next run`);
         break;
       }
-      const rows = await binRows(meta, bin, liveRows, notes);
-      if (!rows) continue;
-      const spec = specById(meta, bin.specId);
-      const puts: Promise<DataFile>[] = [];
-      const { failed } = encodeRows(fileSchema, spec, rows, {
-        compression: codecOf(meta),
-        maxRows: Number.MAX_SAFE_INTEGER,
-        ...(deps.encoder ? { encoder: deps.encoder } : {}),
-        onFile: (f, ordinal) => {
-          const put = putDataFile(deps, meta, schema, spec, f.tuple, f.file, ordinal, written);
-          put.catch(() => undefined);
-          puts.push(put);
-        },
-      });
-      const files = await Promise.all(puts);
-      if (failed.size > 0) {
-        // Rows that were in the table must stay there: never rewrite a bin that loses one.
-        await deleteQuietly(
-          deps.store,
-          files.map((f) => f.file_path),
-        );
-        const [why] = failed.values();
-        notes.push(
-          `${bin.tasks.length} files kept: ${failed.size} of their rows could not be written (${why})`,
-        );
-        continue;
-      }
+      const files = await rewriteBin(deps, meta, fileSchema, bin, th, liveRows, written, notes);
+      if (!files) continue;
       for (const f of files) {
         added.push({ specId: bin.specId, file: f });
         rowsAfter += f.record_count;
@@ -296,24 +283,109 @@ export async function compact(
   }
 }
 
-/** The bin's live rows, or undefined (noted) when a file of it cannot be read: the bin stays as it is. */
-async function binRows(
+/**
+ * Rewrites one bin: reads its files one at a time (live rows, deletes applied) and streams each
+ * file's rows into the output file of their partition, which is finished and stored once it
+ * reaches the target size — so memory holds one input file's rows, not the bin's. Returns the new
+ * files, or undefined (noted, the files written deleted) when a file cannot be read or its rows
+ * cannot be written: the bin stays as it is, for rows that were in the table must stay there.
+ */
+async function rewriteBin(
+  deps: CompactionDeps,
   meta: TableMetadata,
+  fileSchema: Schema,
   bin: Bin,
+  th: Thresholds,
   liveRows: LiveRows,
+  written: string[],
   notes: string[],
-): Promise<Row[] | undefined> {
-  const rows: Row[] = [];
+): Promise<DataFile[] | undefined> {
+  const schema = currentSchema(meta);
+  const spec = specById(meta, bin.specId);
+  const encoder = deps.encoder ?? parquetEncoder;
+  const compression = codecOf(meta);
+  const puts: Promise<DataFile>[] = [];
+  const open = new Map<string, OpenFile>();
+  const store = async (key: string): Promise<void> => {
+    const o = open.get(key)!;
+    open.delete(key);
+    const file = await o.writer.finish();
+    const put = putDataFile(deps, meta, schema, spec, o.tuple, file, puts.length, written);
+    put.catch(() => undefined);
+    puts.push(put);
+  };
+  const giveUp = async (note: string): Promise<undefined> => {
+    for (const o of open.values()) await o.writer.abort();
+    open.clear();
+    const settled = await Promise.allSettled(puts);
+    await deleteQuietly(
+      deps.store,
+      settled.flatMap((p) => (p.status === 'fulfilled' ? [p.value.file_path] : [])),
+    );
+    notes.push(`${bin.tasks.length} files kept: ${note}`);
+    return undefined;
+  };
   for (const task of bin.tasks) {
+    let rows: Row[];
     try {
-      for (const r of await liveRows(meta, task)) rows.push(r);
+      rows = await liveRows(meta, task);
     } catch (e) {
-      const why = e instanceof Error ? e.message : String(e);
-      notes.push(`${bin.tasks.length} files kept: ${task.file.file_path} could not be read (${why})`);
-      return undefined;
+      return giveUp(`${task.file.file_path} could not be read (${errorText(e)})`);
+    }
+    try {
+      for (const [key, g] of byPartition(spec, fileSchema, rows)) {
+        let o = open.get(key);
+        if (!o) {
+          o = { tuple: g.tuple, writer: rowFileWriter(encoder, fileSchema, { compression }), inputBytes: 0 };
+          open.set(key, o);
+        }
+        await o.writer.add(g.rows);
+        // The file's share of the input stands in for the row group being encoded, not yet counted.
+        o.inputBytes += Number(task.file.file_size_in_bytes) * (g.rows.length / rows.length);
+        if (Math.max(o.writer.bytesWritten, o.inputBytes) >= th.targetFileSizeBytes) await store(key);
+      }
+    } catch (e) {
+      return giveUp(`their rows could not be written (${errorText(e)})`);
     }
   }
-  return rows;
+  try {
+    for (const key of [...open.keys()]) await store(key);
+  } catch (e) {
+    return giveUp(`their rows could not be written (${errorText(e)})`);
+  }
+  return Promise.all(puts);
+}
+
+interface OpenFile {
+  readonly tuple: IcebergValue[];
+  readonly writer: RowFileWriter;
+  /** Input bytes whose rows went into the file. */
+  inputBytes: number;
+}
+
+/** `rows` grouped by partition tuple (first-seen order). */
+function byPartition(
+  spec: PartitionSpec,
+  schema: Schema,
+  rows: readonly Row[],
+): Map<string, { tuple: IcebergValue[]; rows: Row[] }> {
+  const groups = new Map<string, { tuple: IcebergValue[]; rows: Row[] }>();
+  for (const r of rows) {
+    let tuple: IcebergValue[];
+    try {
+      tuple = partitionTuple(spec, schema, r);
+    } catch (e) {
+      throw new Error(`partition value: ${errorText(e)}`);
+    }
+    const key = partitionKey(tuple);
+    let g = groups.get(key);
+    if (!g) {
+      g = { tuple, rows: [] };
+      groups.set(key, g);
+    }
+    g.rows.push(r);
+  }
+  return groups;
 }
 
 /** Delete files whose every data file (in the planned snapshot) is being rewritten. */

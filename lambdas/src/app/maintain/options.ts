@@ -32,11 +32,18 @@ export interface MaintenanceOptions {
   /** Plan and report, change nothing. */
   readonly dryRun?: boolean;
   /**
-   * Most input bytes one compaction output is made from. Rows are rewritten in memory (decoded,
-   * they take many times their Parquet size), so this, not the target, bounds the memory a
-   * rewrite needs: a Lambda sets it from its memory size.
+   * Most input bytes one compaction output is made from. Compaction streams a bin (one input
+   * file's rows at a time into the output's row groups), so a bin costs little memory beyond its
+   * output file's bytes; a Lambda still sets it from its memory size.
    */
   readonly maxBinBytes?: number;
+  /**
+   * Largest input file compaction packs together with others. An input file's rows are decoded at
+   * once (many times its Parquet size), so this bounds the memory of reading one: a larger file is
+   * rewritten alone, and only when it has deletes to apply (as before). A Lambda sets it from its
+   * memory size.
+   */
+  readonly maxInputFileBytes?: number;
   /**
    * No compaction group is started after this instant (epoch ms on the deps' clock); the groups
    * rewritten by then are committed and the rest wait for the next run. At least one group is
@@ -57,6 +64,8 @@ export interface Thresholds {
   readonly manifestTargetBytes: number;
   /** Input bytes per compaction output: the target, capped by the memory budget. */
   readonly binBytes: number;
+  /** Input files above this size are not packed with others (memory: one file's rows at a time). */
+  readonly maxInputFileBytes: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -68,10 +77,17 @@ const JAVA_MANIFEST_TARGET = 8 * 1024 * 1024;
 /** Java `DeleteOrphanFiles`' default: files younger than 3 days are never deleted. */
 const ORPHAN_AGE_MS = 3 * DAY_MS;
 /**
- * Input per output file when nothing says otherwise. Decoded rows take ~40–54 × their Parquet size
- * in RSS (bench/compact-memory.ts), so 16 MiB of input peaks near 1 GiB.
+ * Input per output file when nothing says otherwise: Floe's default target file size, so bins
+ * reach the target. Compaction streams (bench/compact-memory.ts: a 127 MiB bin of 1 MiB files peaks
+ * at ~0.7 GiB RSS, ~5.7 MiB per input MiB in all, the output file's bytes included).
  */
-export const DEFAULT_MAX_BIN_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MAX_BIN_BYTES = 128 * 1024 * 1024;
+/**
+ * Largest input file packed with others when nothing says otherwise. One file's rows are decoded
+ * at once: ~40–54 × its Parquet size in RSS (the measurement before compaction streamed, of
+ * whole bins), so a 16 MiB file needs ~0.9 GiB.
+ */
+export const DEFAULT_MAX_INPUT_FILE_BYTES = 16 * 1024 * 1024;
 
 export function thresholdsFor(meta: TableMetadata, opts: MaintenanceOptions): Thresholds {
   const p = meta.properties;
@@ -87,6 +103,7 @@ export function thresholdsFor(meta: TableMetadata, opts: MaintenanceOptions): Th
     smallFileBytes: Math.floor(target * 0.75),
     manifestTargetBytes: positive(p['commit.manifest.target-size-bytes']) ?? JAVA_MANIFEST_TARGET,
     binBytes: Math.min(target, opts.maxBinBytes ?? DEFAULT_MAX_BIN_BYTES),
+    maxInputFileBytes: opts.maxInputFileBytes ?? DEFAULT_MAX_INPUT_FILE_BYTES,
   };
 }
 

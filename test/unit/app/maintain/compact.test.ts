@@ -184,6 +184,47 @@ describe('compact', () => {
     }
   });
 
+  it('streams a group into files of about the target size, rolling to a new one when it is reached', async () => {
+    const t = await smallLoads(12, 10);
+    try {
+      const rowsBefore = await tableRows(t);
+      const base = await t.wh.catalog.loadTable(CLICKS);
+      const th = thresholdsFor(base.metadata, { steps: STEPS });
+      const plan = await planScan(base.metadata, (u) => t.wh.store.get(u));
+      const sizes = plan.tasks.map((x) => Number(x.file.file_size_in_bytes));
+      const avg = sizes.reduce((a, b) => a + b, 0) / sizes.length;
+      // Each partition's 12 files: a new output once ~3.5 files' worth of input went in.
+      const r = await compact(
+        t.deps(),
+        base,
+        { ...th, targetFileSizeBytes: Math.round(avg * 3.5) },
+        t.deps().liveRows,
+      );
+      expect(r.filesRewritten).toBe(24);
+      expect(r.filesWritten).toBeGreaterThanOrEqual(6);
+      expect(r.filesWritten).toBeLessThanOrEqual(8);
+      expect(r.rowsAfter).toBe(120n);
+      expect(await tableRows(t)).toEqual(rowsBefore);
+      expect(await idsInTable(duck, t.wh)).toEqual(t.ids);
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  it('packs no input file above maxInputFileBytes with others (its rows are decoded at once)', async () => {
+    const t = await smallLoads(4, 10);
+    try {
+      const base = await t.wh.catalog.loadTable(CLICKS);
+      const th = thresholdsFor(base.metadata, { steps: STEPS, maxInputFileBytes: 1 });
+      expect(th.maxInputFileBytes).toBe(1);
+      const r = await compact(t.deps(), base, th, t.deps().liveRows);
+      expect(r.filesRewritten).toBe(0);
+      expect(await dataFileCount(t)).toEqual({ data: 8, deletes: 0 });
+    } finally {
+      t.cleanup();
+    }
+  });
+
   it('keeps an append that lands while compacting', async () => {
     const t = await smallLoads(5, 10);
     try {
