@@ -96,7 +96,7 @@ export async function planScan(
   if (snapshot === undefined) return { ...base, tasks: [] };
 
   const predicates = resolvePredicates(schema, opts.filter ?? [], table);
-  const manifests = await listManifests(metadata, snapshot, read);
+  const manifests = await snapshotManifests(snapshot, read, table);
   const data: PlannedFile[] = [];
   const deletes: PlannedFile[] = [];
   for (const mf of manifests) {
@@ -147,13 +147,15 @@ function specOrThrow(metadata: TableMetadata, specId: number, where: string): Pa
   return spec;
 }
 
-/** Manifest-list entries of a snapshot; v1 snapshots may list manifest paths inline instead. */
-async function listManifests(
-  metadata: TableMetadata,
+/**
+ * Manifest-list entries of a snapshot; v1 snapshots may list manifest paths inline instead (each
+ * then gets a synthesised entry with unknown counts, 0, as Java reports them).
+ */
+export async function snapshotManifests(
   snapshot: Snapshot,
   read: ReadFile,
+  table: string,
 ): Promise<ManifestFile[]> {
-  const table = metadata.location;
   const id = snapshot['snapshot-id'];
   const list = snapshot['manifest-list'];
   if (list !== undefined) {
@@ -191,7 +193,8 @@ async function listManifests(
   return out;
 }
 
-async function readOrThrow(read: ReadFile, uri: string, what: string): Promise<Uint8Array> {
+/** Reads `uri`, or throws a FloeError naming `what` (NotFound when missing, else retryable). */
+export async function readOrThrow(read: ReadFile, uri: string, what: string): Promise<Uint8Array> {
   try {
     return await read(uri);
   } catch (e) {

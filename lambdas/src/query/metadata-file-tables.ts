@@ -9,12 +9,13 @@ import { stringifyJson } from '../iceberg/json.ts';
 import type { DataFile, ManifestFile } from '../iceberg/manifest/types.ts';
 import { DataFileContent } from '../iceberg/manifest/types.ts';
 import type { PartitionSpec } from '../iceberg/partition-spec.ts';
+import { snapshotManifests } from '../iceberg/scan.ts';
 import { leafFields } from '../iceberg/schema.ts';
 import type { Snapshot } from '../iceberg/snapshot.ts';
 import { currentSchema, snapshotById, type TableMetadata } from '../iceberg/table-metadata.ts';
 import { parseTransform, partitionValueToPath, type Transform } from '../iceberg/transform.ts';
 import { isPrimitive, type PrimitiveType } from '../iceberg/types.ts';
-import { liveEntries, snapshotManifests } from './manifest-walk.ts';
+import { liveEntries } from './manifest-walk.ts';
 import type { MetadataTableSource } from './metadata-tables.ts';
 import {
   fieldTypeById,

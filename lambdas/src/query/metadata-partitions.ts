@@ -6,9 +6,10 @@
 import { compareValues } from '../iceberg/conversions.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
 import { DataFileContent } from '../iceberg/manifest/types.ts';
+import { snapshotManifests } from '../iceberg/scan.ts';
 import { currentSchema, type TableMetadata } from '../iceberg/table-metadata.ts';
 import { isPrimitive, type PrimitiveType } from '../iceberg/types.ts';
-import { liveEntries, snapshotManifests } from './manifest-walk.ts';
+import { liveEntries } from './manifest-walk.ts';
 import { decode, snapshotOf, specOf } from './metadata-file-tables.ts';
 import type { MetadataTableSource } from './metadata-tables.ts';
 import { partitionColumns, partitionLiteral, partitionStructType } from './partition-columns.ts';
