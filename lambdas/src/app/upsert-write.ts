@@ -17,9 +17,9 @@
 import { type DataFile, DataFileContent } from '../iceberg/manifest/types.ts';
 import type { TableUpdate } from '../iceberg/metadata/index.ts';
 import type { PartitionSpec } from '../iceberg/partition-spec.ts';
-import type { Schema } from '../iceberg/schema.ts';
+import { fieldsAlong, pruneToIds, type Schema } from '../iceberg/schema.ts';
 import { currentSnapshot, type TableMetadata } from '../iceberg/table-metadata.ts';
-import { type IcebergType, isPrimitive, type NestedField } from '../iceberg/types.ts';
+import { type IcebergType, isPrimitive } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
 import type { ChangeOp } from '../records/change-event.ts';
 import { writeRows } from './load-generic.ts';
@@ -156,13 +156,7 @@ function keyColumns(schema: Schema, keyPaths: readonly string[], table: string):
   const out: KeyColumn[] = [];
   for (const dotted of keyPaths) {
     const path = dotted.split('.');
-    let fields: readonly NestedField[] = schema.fields;
-    let field: NestedField | undefined;
-    for (const p of path) {
-      field = fields.find((f) => f.name === p);
-      if (!field) break;
-      fields = field.type.kind === 'struct' ? field.type.fields : [];
-    }
+    const field = fieldsAlong(schema.fields, path)?.at(-1);
     // Only when a field list dropped it after the key was read: each record is refused, naming it.
     if (!field)
       return `table '${table}': key column '${dotted}' is not in the table (a field list drops it?)`;
@@ -183,15 +177,7 @@ function typeName(t: IcebergType): string {
 
 /** The schema of equality delete files: the key columns, nested in their (pruned) structs. */
 function keyOnlySchema(schema: Schema, key: readonly KeyColumn[]): Schema {
-  const ids = new Set(key.map((k) => k.id));
-  const prune = (fields: readonly NestedField[]): NestedField[] =>
-    fields.flatMap((f): NestedField[] => {
-      if (ids.has(f.id)) return [f];
-      if (f.type.kind !== 'struct') return [];
-      const inner = prune(f.type.fields);
-      return inner.length === 0 ? [] : [{ ...f, type: { kind: 'struct', fields: inner } }];
-    });
-  return { schemaId: schema.schemaId, fields: prune(schema.fields) };
+  return { schemaId: schema.schemaId, fields: pruneToIds(schema.fields, new Set(key.map((k) => k.id))) };
 }
 
 function keyOnlyRow(row: Row, key: readonly KeyColumn[]): Row {

@@ -3,7 +3,7 @@
  * required primitives other than float and double, nested only in required structs (never in a
  * list or map).
  */
-import type { Schema } from './schema.ts';
+import { fieldsAlong, type Schema } from './schema.ts';
 import { isPrimitive, type NestedField, type StructType } from './types.ts';
 
 /** `type` with every field along each path (dotted names) required. */
@@ -31,13 +31,9 @@ function requirePath(type: StructType, path: readonly string[]): StructType {
 export function identifierIdsOf(schema: Schema, paths: readonly string[]): number[] | undefined {
   const ids: number[] = [];
   for (const dotted of paths) {
-    let fields: readonly NestedField[] = schema.fields;
-    let field: NestedField | undefined;
-    for (const name of dotted.split('.')) {
-      field = fields.find((f) => f.name === name);
-      if (!field?.required) return undefined;
-      fields = field.type.kind === 'struct' ? field.type.fields : [];
-    }
+    const along = fieldsAlong(schema.fields, dotted.split('.'));
+    if (!along?.every((f) => f.required)) return undefined;
+    const field = along.at(-1);
     if (!field || !isPrimitive(field.type) || field.type.kind === 'float' || field.type.kind === 'double')
       return undefined;
     ids.push(field.id);

@@ -119,3 +119,29 @@ export function leafFields(s: Schema | StructType): IndexedField[] {
 export function findFieldByName(s: Schema, name: string): NestedField | undefined {
   return s.fields.find((f) => f.name === name);
 }
+
+/** The fields along a path of names through structs (`['customer', 'id']`), or undefined. */
+export function fieldsAlong(
+  fields: readonly NestedField[],
+  path: readonly string[],
+): NestedField[] | undefined {
+  const out: NestedField[] = [];
+  let level = fields;
+  for (const name of path) {
+    const f = level.find((x) => x.name === name);
+    if (!f) return undefined;
+    out.push(f);
+    level = f.type.kind === 'struct' ? f.type.fields : [];
+  }
+  return out;
+}
+
+/** `fields` with only the fields `ids` name and the structs on the way to them (pruned alike). */
+export function pruneToIds(fields: readonly NestedField[], ids: ReadonlySet<number>): NestedField[] {
+  return fields.flatMap((f): NestedField[] => {
+    if (ids.has(f.id)) return [f];
+    if (f.type.kind !== 'struct') return [];
+    const inner = pruneToIds(f.type.fields, ids);
+    return inner.length === 0 ? [] : [{ ...f, type: { kind: 'struct', fields: inner } }];
+  });
+}

@@ -10,7 +10,7 @@ import { ErrorKind, FloeError } from '../errors.ts';
 import { DataFileContent } from '../iceberg/manifest/types.ts';
 import type { PartitionSpec } from '../iceberg/partition-spec.ts';
 import type { DeleteFileRef, FileScanTask, ScanPlan } from '../iceberg/scan.ts';
-import type { Schema } from '../iceberg/schema.ts';
+import { pruneToIds, type Schema } from '../iceberg/schema.ts';
 import type { IcebergType, NestedField } from '../iceberg/types.ts';
 import { duckdbType, quoteIdent, quoteString, valueToText, varcharLiteral } from './sql.ts';
 
@@ -227,13 +227,7 @@ function fieldPath(fields: readonly NestedField[], id: number): NestedField[] | 
 
 /** `f` with only the fields on the way to `ids` (an equality delete file holds just those). */
 function pruned(f: NestedField, ids: ReadonlySet<number>): IcebergType {
-  if (ids.has(f.id) || f.type.kind !== 'struct') return f.type;
-  const kept = f.type.fields.filter((c) => ids.has(c.id) || fieldPathIds(c).some((x) => ids.has(x)));
-  return { kind: 'struct', fields: kept.map((c) => ({ ...c, type: pruned(c, ids) })) };
-}
-
-function fieldPathIds(f: NestedField): number[] {
-  return f.type.kind === 'struct' ? f.type.fields.flatMap((c) => [c.id, ...fieldPathIds(c)]) : [];
+  return pruneToIds([f], ids)[0]?.type ?? f.type;
 }
 
 /** Type of a top-level field id, from the plan schema first, then the newest other schema defining it. */
