@@ -32,6 +32,7 @@ import {
   lazyRuntime,
   type MetricGroup,
   publishGroups,
+  runReserve,
 } from './runtime.ts';
 import {
   perTableMetricsFromEnv,
@@ -86,10 +87,13 @@ export function makeCommitterHandler(
         const runtime = await getRuntime();
         const deps = runtime.committerDeps(owner);
         const remaining = context?.getRemainingTimeInMillis?.();
-        if (remaining !== undefined) {
-          const reserve = Math.max(minReserveMs, remaining * reserveFraction);
-          deadlineMs = deps.clock.nowMs() + Math.max(0, remaining - reserve);
-        }
+        if (remaining !== undefined)
+          deadlineMs = runReserve(
+            deps.clock.nowMs(),
+            remaining,
+            reserveFraction,
+            minReserveMs,
+          ).startDeadlineMs;
         const outcome = await withRunLease(deps.lock, 'committer', owner, remaining, () =>
           runCommitter(deps, {
             ...(runtime.commitConcurrency === undefined ? {} : { concurrency: runtime.commitConcurrency }),

@@ -47,6 +47,7 @@ import {
   lazyRuntime,
   type MaintenanceRuntime,
   publishGroups,
+  runReserve,
 } from './runtime.ts';
 import {
   perTableMetricsFromEnv,
@@ -113,8 +114,14 @@ export function makeMaintenanceHandler(
         mode = setup.options.mode;
         const remaining = context?.getRemainingTimeInMillis?.();
         if (remaining !== undefined) {
-          const reserve = Math.max(minReserveMs, remaining * reserveFraction);
-          deadlineMs = setup.deps.clock.nowMs() + Math.max(0, remaining - reserve);
+          const now = setup.deps.clock.nowMs();
+          const { reserveMs: reserve, startDeadlineMs } = runReserve(
+            now,
+            remaining,
+            reserveFraction,
+            minReserveMs,
+          );
+          deadlineMs = startDeadlineMs;
           // A table's compaction starts no new group once only two thirds of the reserve are
           // left: time for its commit and the steps after it.
           workUntilMs = setup.deps.clock.nowMs() + Math.max(0, remaining - (2 * reserve) / 3);

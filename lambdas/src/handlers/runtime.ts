@@ -275,6 +275,20 @@ export interface LambdaContext {
   getRemainingTimeInMillis?(): number;
 }
 
+/**
+ * The time a scheduled run keeps in reserve at the end of its invocation (the larger of a fraction
+ * of what is left and a minimum), and the moment after which it starts no new table.
+ */
+export function runReserve(
+  nowMs: number,
+  remainingMs: number,
+  reserveFraction: number,
+  minReserveMs: number,
+): { readonly reserveMs: number; readonly startDeadlineMs: number } {
+  const reserveMs = Math.max(minReserveMs, remainingMs * reserveFraction);
+  return { reserveMs, startDeadlineMs: nowMs + Math.max(0, remainingMs - reserveMs) };
+}
+
 /** A runtime factory, called per invocation; cache inside it (see `lazyRuntime`). */
 export type GetRuntime = () => HandlerRuntime | Promise<HandlerRuntime>;
 
