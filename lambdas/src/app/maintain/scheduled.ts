@@ -136,18 +136,24 @@ export async function runScheduledMaintenance(
   return { tables, deferred };
 }
 
+/** When a table's visit started, and its result with the time it took. */
+function timedResult(clock: ScheduledDeps['clock'], table: string) {
+  const started = clock.nowMs();
+  const done = (r: Omit<ScheduledTableResult, 'table' | 'durationMs'>): ScheduledTableResult => ({
+    table,
+    ...r,
+    durationMs: clock.nowMs() - started,
+  });
+  return { started, done };
+}
+
 async function maintainOne(
   deps: ScheduledDeps,
   opts: ScheduledOptions,
   id: TableIdentifier,
   key: string,
 ): Promise<ScheduledTableResult> {
-  const started = deps.clock.nowMs();
-  const done = (r: Omit<ScheduledTableResult, 'table' | 'durationMs'>): ScheduledTableResult => ({
-    table: key,
-    ...r,
-    durationMs: deps.clock.nowMs() - started,
-  });
+  const { started, done } = timedResult(deps.clock, key);
   // The committer's lock name for the table (`commit/<namespace>.<name>`).
   const lease = await deps.lock.acquire(lockName(deps.config, key), deps.owner, deps.leaseMs);
   if (!lease) return done({ status: 'locked' });
@@ -197,12 +203,7 @@ async function checkOne(
   id: TableIdentifier,
   key: string,
 ): Promise<ScheduledTableResult> {
-  const started = deps.clock.nowMs();
-  const done = (r: Omit<ScheduledTableResult, 'table' | 'durationMs'>): ScheduledTableResult => ({
-    table: key,
-    ...r,
-    durationMs: deps.clock.nowMs() - started,
-  });
+  const { started, done } = timedResult(deps.clock, key);
   try {
     await deps.log.recordVisit(id.namespace, id.name, started);
     let managed: ManagedOutcome | undefined;
