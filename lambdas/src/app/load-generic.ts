@@ -669,15 +669,23 @@ function convertAll(
   return { rows, kept, rejected };
 }
 
-/** Rows grouped by partition (`partitionTuple` of `spec`), in first-seen order. */
+/**
+ * Rows grouped by partition (`partitionTuple` of `spec`), by `partitionKey`, in first-seen order.
+ * A value no partition transform takes throws, naming it as a partition value.
+ */
 export function groupByPartition(
   spec: PartitionSpec,
   schema: Schema,
   rows: readonly Row[],
-): { tuple: IcebergValue[]; rows: Row[] }[] {
+): Map<string, { tuple: IcebergValue[]; rows: Row[] }> {
   const groups = new Map<string, { tuple: IcebergValue[]; rows: Row[] }>();
   for (const row of rows) {
-    const tuple = partitionTuple(spec, schema, row);
+    let tuple: IcebergValue[];
+    try {
+      tuple = partitionTuple(spec, schema, row);
+    } catch (e) {
+      throw new Error(`partition value: ${errorText(e)}`);
+    }
     const key = partitionKey(tuple);
     let g = groups.get(key);
     if (!g) {
@@ -686,7 +694,7 @@ export function groupByPartition(
     }
     g.rows.push(row);
   }
-  return [...groups.values()];
+  return groups;
 }
 
 /**

@@ -33,8 +33,7 @@ import {
   ManifestEntryStatus,
   type ManifestFile,
 } from '../../iceberg/manifest/types.ts';
-import type { PartitionSpec } from '../../iceberg/partition-spec.ts';
-import { partitionKey, partitionTuple } from '../../iceberg/partitioning.ts';
+import { partitionKey } from '../../iceberg/partitioning.ts';
 import { rowLineageNameClash, tracksRowLineage, withRowLineage } from '../../iceberg/row-lineage.ts';
 import { type FileScanTask, isDeletionVectorFile, planScan, type ScanPlan } from '../../iceberg/scan.ts';
 import type { Schema } from '../../iceberg/schema.ts';
@@ -48,6 +47,7 @@ import type { IcebergValue, Row } from '../../iceberg/values.ts';
 import type { LoadedTable } from '../../ports/catalog.ts';
 import { deleteQuietly } from '../../ports/object-store.ts';
 import type { CommitDeps } from '../append.ts';
+import { groupByPartition } from '../load-generic.ts';
 import { type ManifestIo, readManifestList, writeEntriesManifest } from '../manifest-io.ts';
 import {
   errorText,
@@ -333,7 +333,7 @@ async function rewriteBin(
       return giveUp(`${task.file.file_path} could not be read (${errorText(e)})`);
     }
     try {
-      for (const [key, g] of byPartition(spec, fileSchema, rows)) {
+      for (const [key, g] of groupByPartition(spec, fileSchema, rows)) {
         let o = open.get(key);
         if (!o) {
           o = { tuple: g.tuple, writer: rowFileWriter(encoder, fileSchema, { compression }), inputBytes: 0 };
@@ -361,31 +361,6 @@ interface OpenFile {
   readonly writer: RowFileWriter;
   /** Input bytes whose rows went into the file. */
   inputBytes: number;
-}
-
-/** `rows` grouped by partition tuple (first-seen order). */
-function byPartition(
-  spec: PartitionSpec,
-  schema: Schema,
-  rows: readonly Row[],
-): Map<string, { tuple: IcebergValue[]; rows: Row[] }> {
-  const groups = new Map<string, { tuple: IcebergValue[]; rows: Row[] }>();
-  for (const r of rows) {
-    let tuple: IcebergValue[];
-    try {
-      tuple = partitionTuple(spec, schema, r);
-    } catch (e) {
-      throw new Error(`partition value: ${errorText(e)}`);
-    }
-    const key = partitionKey(tuple);
-    let g = groups.get(key);
-    if (!g) {
-      g = { tuple, rows: [] };
-      groups.set(key, g);
-    }
-    g.rows.push(r);
-  }
-  return groups;
 }
 
 /** Delete files whose every data file (in the planned snapshot) is being rewritten. */
