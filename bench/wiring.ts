@@ -19,8 +19,8 @@ import { seededIds, systemClock } from '../lambdas/src/adapters/local/system-clo
 import { ObjectStoreDeadLetterStore } from '../lambdas/src/adapters/object-dead-letter-store.ts';
 import type { CommitterDeps } from '../lambdas/src/app/committer.ts';
 import type { IngestDeps } from '../lambdas/src/app/ingest.ts';
-import { TableCache } from '../lambdas/src/app/table-cache.ts';
 import { type FloeConfig, parseConfig } from '../lambdas/src/config.ts';
+import { TableCache } from '../lambdas/src/engine/table-cache.ts';
 import type { Ledger } from '../lambdas/src/ports/ledger.ts';
 import type { Lock } from '../lambdas/src/ports/lock.ts';
 import type { KinesisBatchRecord } from '../lambdas/src/records/kinesis-event.ts';

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { GlueClient } from '@aws-sdk/client-glue';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GlueSchemaRegistry } from '../../lambdas/src/adapters/aws/glue-schema-registry.ts';
-import { CachedSchemaRegistry } from '../../lambdas/src/app/cached-registry.ts';
+import { CachedSchemaRegistry } from '../../lambdas/src/engine/cached-registry.ts';
 import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
 
 const REGION = 'eu-west-1';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../lambdas/src/adapters/aws/s3-object-store.ts';
 import { ObjectStoreDeadLetterStore } from '../../lambdas/src/adapters/object-dead-letter-store.ts';
-import { DeadLetterReason } from '../../lambdas/src/app/dead-letters.ts';
+import { DeadLetterReason } from '../../lambdas/src/engine/dead-letters.ts';
 import { type DeadLetterRecord, deadLetterRecord } from '../../lambdas/src/ports/dead-letters.ts';
 import { startS3rver } from '../contract/object-store.contract.ts';
 import { tempDir } from '../helpers/e2e.ts';

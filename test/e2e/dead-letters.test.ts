@@ -12,10 +12,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock, seededIds } from '../../lambdas/src/adapters/local/system-clock.ts';
 import { ObjectStoreDeadLetterStore } from '../../lambdas/src/adapters/object-dead-letter-store.ts';
-import { DeadLetterReason } from '../../lambdas/src/app/dead-letters.ts';
 import { OverlayObjectStore, replayDeadLetters, sourceMatches } from '../../lambdas/src/app/replay.ts';
 import { buildProgram } from '../../lambdas/src/cli/main.ts';
 import { parseConfig } from '../../lambdas/src/config.ts';
+import { DeadLetterReason } from '../../lambdas/src/engine/dead-letters.ts';
 import { isFloeError } from '../../lambdas/src/errors.ts';
 import { deadLetterKey, deadLetterRecord } from '../../lambdas/src/ports/dead-letters.ts';
 import {

@@ -6,8 +6,8 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeadLetterReason } from '../../lambdas/src/app/dead-letters.ts';
 import { parseConfig } from '../../lambdas/src/config.ts';
+import { DeadLetterReason } from '../../lambdas/src/engine/dead-letters.ts';
 import { type Duck, fileWarehouse, load, openDuck, tempDir } from '../helpers/e2e.ts';
 import { type TableContents, tableContents } from '../helpers/table-files.ts';
 

@@ -5,11 +5,11 @@
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DeadLetter } from '../../lambdas/src/app/dead-letters.ts';
-import { DeadLetterReason } from '../../lambdas/src/app/dead-letters.ts';
-import { fastRouting } from '../../lambdas/src/app/load-columnar.ts';
-import { schemaColumnPaths } from '../../lambdas/src/app/record-rules.ts';
 import { parseConfig } from '../../lambdas/src/config.ts';
+import { fastRouting } from '../../lambdas/src/engine/columnar-stage.ts';
+import type { DeadLetter } from '../../lambdas/src/engine/dead-letters.ts';
+import { DeadLetterReason } from '../../lambdas/src/engine/dead-letters.ts';
+import { schemaColumnPaths } from '../../lambdas/src/engine/record-rules.ts';
 import { currentSchema } from '../../lambdas/src/iceberg/table-metadata.ts';
 import { isLegalTableName } from '../../lambdas/src/routing/table-name.ts';
 import { fileWarehouse, load, type TestWarehouse, tempDir } from '../helpers/e2e.ts';

@@ -9,7 +9,6 @@ import { appendFileSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFil
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock, seededIds } from '../../lambdas/src/adapters/local/system-clock.ts';
-import type { DeadLetter } from '../../lambdas/src/app/dead-letters.ts';
 import { loadSources } from '../../lambdas/src/app/load.ts';
 import {
   FileLoadHistory,
@@ -19,6 +18,7 @@ import {
   parseLoadedFiles,
 } from '../../lambdas/src/app/load-history.ts';
 import { parseConfig } from '../../lambdas/src/config.ts';
+import type { DeadLetter } from '../../lambdas/src/engine/dead-letters.ts';
 import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
 import type { Catalog } from '../../lambdas/src/ports/catalog.ts';
 import {

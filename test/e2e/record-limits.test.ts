@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommitter } from '../../lambdas/src/app/committer.ts';
-import { DeadLetterReason } from '../../lambdas/src/app/dead-letters.ts';
 import { ingestBatch } from '../../lambdas/src/app/ingest.ts';
 import { DEFAULT_LIMITS, parseConfig } from '../../lambdas/src/config.ts';
+import { DeadLetterReason } from '../../lambdas/src/engine/dead-letters.ts';
 import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
 import {
   currentSnapshotOf,

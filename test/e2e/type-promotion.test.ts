@@ -19,10 +19,10 @@ import {
   seededIds,
   systemClock,
 } from '../../lambdas/src/adapters/local/system-clock.ts';
-import type { DeadLetter } from '../../lambdas/src/app/dead-letters.ts';
 import { type LoadReport, loadSources } from '../../lambdas/src/app/load.ts';
 import { openWarehouse } from '../../lambdas/src/cli/warehouse.ts';
 import { parseConfig } from '../../lambdas/src/config.ts';
+import type { DeadLetter } from '../../lambdas/src/engine/dead-letters.ts';
 import type { TableMetadata } from '../../lambdas/src/iceberg/table-metadata.ts';
 import { currentSchema, defaultSpec } from '../../lambdas/src/iceberg/table-metadata.ts';
 import { typeToString } from '../../lambdas/src/iceberg/types.ts';

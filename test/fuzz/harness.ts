@@ -16,10 +16,10 @@
 import { readFileSync } from 'node:fs';
 import { fixedClock, seededIds } from '../../lambdas/src/adapters/local/system-clock.ts';
 import { runCommitter } from '../../lambdas/src/app/committer.ts';
-import type { DeadLetter } from '../../lambdas/src/app/dead-letters.ts';
 import { ingestBatch } from '../../lambdas/src/app/ingest.ts';
 import { loadSources } from '../../lambdas/src/app/load.ts';
 import { parseConfig } from '../../lambdas/src/config.ts';
+import type { DeadLetter } from '../../lambdas/src/engine/dead-letters.ts';
 import type { LocalDynamo } from '../helpers/dynalite.ts';
 import {
   currentSnapshotOf,

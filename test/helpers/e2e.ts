@@ -10,9 +10,9 @@ import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { FileCatalog } from '../../lambdas/src/adapters/local/file-catalog.ts';
 import { fileUri, LocalObjectStore } from '../../lambdas/src/adapters/local/local-object-store.ts';
 import { fixedClock, seededIds } from '../../lambdas/src/adapters/local/system-clock.ts';
-import type { DeadLetter } from '../../lambdas/src/app/dead-letters.ts';
 import { type LoadDeps, type LoadReport, loadSources } from '../../lambdas/src/app/load.ts';
 import { parseConfig } from '../../lambdas/src/config.ts';
+import type { DeadLetter } from '../../lambdas/src/engine/dead-letters.ts';
 import {
   type DataFile,
   decodeManifest,

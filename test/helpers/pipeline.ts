@@ -10,8 +10,8 @@ import { seededIds, systemClock } from '../../lambdas/src/adapters/local/system-
 import { ObjectStoreDeadLetterStore } from '../../lambdas/src/adapters/object-dead-letter-store.ts';
 import type { CommitterDeps } from '../../lambdas/src/app/committer.ts';
 import type { IngestDeps } from '../../lambdas/src/app/ingest.ts';
-import { TableCache } from '../../lambdas/src/app/table-cache.ts';
 import { type FloeConfig, parseConfig } from '../../lambdas/src/config.ts';
+import { TableCache } from '../../lambdas/src/engine/table-cache.ts';
 import type { Catalog } from '../../lambdas/src/ports/catalog.ts';
 import type { Clock, Ids } from '../../lambdas/src/ports/clock.ts';
 import type { SchemaRegistry } from '../../lambdas/src/ports/schema-registry.ts';

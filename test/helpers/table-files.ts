@@ -5,7 +5,7 @@
  */
 
 import type { LocalObjectStore } from '../../lambdas/src/adapters/local/local-object-store.ts';
-import { schemaColumnPaths } from '../../lambdas/src/app/record-rules.ts';
+import { schemaColumnPaths } from '../../lambdas/src/engine/record-rules.ts';
 import { currentSchema } from '../../lambdas/src/iceberg/table-metadata.ts';
 import type { Catalog, TableIdentifier } from '../../lambdas/src/ports/catalog.ts';
 import {

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitTable, runCommitter, type TableCommitResult } from '../../lambdas/src/app/committer.ts';
 import { type IngestResult, ingestBatch } from '../../lambdas/src/app/ingest.ts';
-import { readWatermark } from '../../lambdas/src/app/watermark.ts';
+import { readWatermark } from '../../lambdas/src/engine/watermark.ts';
 import { ErrorKind, FloeError, isFloeError } from '../../lambdas/src/errors.ts';
 import type { LoadedTable } from '../../lambdas/src/ports/catalog.ts';
 import type { Clock } from '../../lambdas/src/ports/clock.ts';

@@ -25,7 +25,7 @@ import {
   readWatermark,
   type ShardMark,
   WATERMARK_KEY,
-} from '../../lambdas/src/app/watermark.ts';
+} from '../../lambdas/src/engine/watermark.ts';
 import { ErrorKind, isFloeError } from '../../lambdas/src/errors.ts';
 import { applyUpdates, type TableUpdate } from '../../lambdas/src/iceberg/metadata/index.ts';
 import type { Snapshot } from '../../lambdas/src/iceberg/snapshot.ts';

@@ -1,5 +1,5 @@
 /**
- * The safety net (app/row-files.ts): when the Parquet encoder throws for a reason nobody foresaw,
+ * The safety net (engine/row-files.ts): when the Parquet encoder throws for a reason nobody foresaw,
  * only the records that really cannot be written become dead letters (`write-failed`, with the
  * error and the original bytes); everything else lands in the same commit, and a dead letter
  * shapes nothing. Failures are injected by decorating the real encoders: rows marked
@@ -9,8 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommitter } from '../../lambdas/src/app/committer.ts';
 import { ingestBatch } from '../../lambdas/src/app/ingest.ts';
-import { type ParquetEncoder, parquetEncoder } from '../../lambdas/src/app/row-files.ts';
 import { parseConfig } from '../../lambdas/src/config.ts';
+import { type ParquetEncoder, parquetEncoder } from '../../lambdas/src/engine/row-files.ts';
 import { currentSchema } from '../../lambdas/src/iceberg/table-metadata.ts';
 import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
 import { fileWarehouse, load, tempDir } from '../helpers/e2e.ts';

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { FastPath, fastRouting } from '../../lambdas/src/app/load-columnar.ts';
 import {
   anchoredRegExp,
   composeFieldRules,
@@ -13,6 +12,7 @@ import {
   partitionFieldsFor,
   upsertFor,
 } from '../../lambdas/src/config.ts';
+import { FastPath, fastRouting } from '../../lambdas/src/engine/columnar-stage.ts';
 import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
 import { decimal, field, list, struct, T } from '../../lambdas/src/iceberg/types.ts';
 import { compileRouter } from '../../lambdas/src/routing/index.ts';

@@ -12,7 +12,7 @@
  * `entries` is one listing per reason folder (sizes and times come with it, nothing is read), and
  * `delete(key, reason)` one request: what a purge of many dead letters needs.
  */
-import { DeadLetterReason } from '../app/dead-letters.ts';
+import { DeadLetterReason } from '../engine/dead-letters.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import {
   type DeadLetterEntry,

@@ -17,6 +17,34 @@ import {
   tableId,
   typeConflictFor,
 } from '../config.ts';
+import { type CommitDeps, commitAppend } from '../engine/append.ts';
+import { forEachBounded } from '../engine/bounded.ts';
+import { type DeadLetter, DeadLetterReason } from '../engine/dead-letters.ts';
+import {
+  coercionSummary,
+  convertRecords,
+  screen,
+  type TableRowsWritten,
+  writeTableRows,
+} from '../engine/generic-stage.ts';
+import type { PendingRecord } from '../engine/load-types.ts';
+import { decodeFragment, type FragmentRecord } from '../engine/pending-fragment.ts';
+import { RecordRules, schemaColumnPaths } from '../engine/record-rules.ts';
+import { encodeRows, type ParquetEncoder } from '../engine/row-files.ts';
+import { codecOf, createTable, evolve, newTableFor } from '../engine/table-staging.ts';
+import {
+  advance,
+  committedFloor,
+  DEFAULT_PRUNE_IDLE_MS,
+  encodeWatermark,
+  encodeWithinLimit,
+  loadWatermark,
+  positionsOf,
+  pruneSettledShards,
+  readWatermark,
+  WATERMARK_KEY,
+  type Watermark,
+} from '../engine/watermark.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import { dataFileFromJson } from '../iceberg/manifest/data-file-json.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
@@ -41,35 +69,7 @@ import { type JsonObject, parseJsonRecord } from '../records/json-line.ts';
 import type { FitOptions } from '../schema/fit.ts';
 import { StructInferrer } from '../schema/infer.ts';
 import { ProjectFailure, projectRow } from '../schema/project.ts';
-import { type CommitDeps, commitAppend } from './append.ts';
-import { forEachBounded } from './bounded.ts';
-import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 import { loadDeps, registryOf } from './ingest.ts';
-import {
-  coercionSummary,
-  convertRecords,
-  screen,
-  type TableRowsWritten,
-  writeTableRows,
-} from './load-generic.ts';
-import type { PendingRecord } from './load-types.ts';
-import { decodeFragment, type FragmentRecord } from './pending-fragment.ts';
-import { RecordRules, schemaColumnPaths } from './record-rules.ts';
-import { encodeRows, type ParquetEncoder } from './row-files.ts';
-import { codecOf, createTable, evolve, newTableFor } from './table-staging.ts';
-import {
-  advance,
-  committedFloor,
-  DEFAULT_PRUNE_IDLE_MS,
-  encodeWatermark,
-  encodeWithinLimit,
-  loadWatermark,
-  positionsOf,
-  pruneSettledShards,
-  readWatermark,
-  WATERMARK_KEY,
-  type Watermark,
-} from './watermark.ts';
 
 export interface CommitterDeps extends CommitDeps {
   readonly config: FloeConfig;

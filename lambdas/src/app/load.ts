@@ -1,12 +1,7 @@
 import { hasRecordRules, readerDepthLimit, tableId, upsertFor } from '../config.ts';
-import { type ChangeOp, readChange } from '../records/change-event.ts';
-import { isTooDeep, JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
-import { invalidUtf8Offset } from '../records/shape-scanner.ts';
-import { compileConsolidation } from '../routing/consolidate.ts';
-import { compileRouter, type RouteResult } from '../routing/index.ts';
-import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
-import { FastPath, fastRouting, loadTableColumnar, mergeBySeq, reparse } from './load-columnar.ts';
-import { loadTable } from './load-generic.ts';
+import { FastPath, fastRouting, loadTableColumnar, mergeBySeq, reparse } from '../engine/columnar-stage.ts';
+import { type DeadLetter, DeadLetterReason } from '../engine/dead-letters.ts';
+import { loadTable } from '../engine/generic-stage.ts';
 import type {
   LoadDeps,
   LoadReport,
@@ -14,8 +9,13 @@ import type {
   PendingRecord,
   TableFailure,
   TableLoadResult,
-} from './load-types.ts';
-import { RecordRules } from './record-rules.ts';
+} from '../engine/load-types.ts';
+import { RecordRules } from '../engine/record-rules.ts';
+import { type ChangeOp, readChange } from '../records/change-event.ts';
+import { isTooDeep, JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
+import { invalidUtf8Offset } from '../records/shape-scanner.ts';
+import { compileConsolidation } from '../routing/consolidate.ts';
+import { compileRouter, type RouteResult } from '../routing/index.ts';
 
 export type {
   LoadDeps,
@@ -24,7 +24,7 @@ export type {
   LoadSource,
   TableFailure,
   TableLoadResult,
-} from './load-types.ts';
+} from '../engine/load-types.ts';
 
 const utf8Decoder = new TextDecoder('utf-8');
 /** For lines that fail the strict decode: the dead letter keeps a readable copy. */

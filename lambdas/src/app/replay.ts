@@ -19,14 +19,14 @@
  * and before its records were deleted from the store, a later replay would append them again.
  */
 import type { FloeConfig } from '../config.ts';
+import type { CommitDeps } from '../engine/append.ts';
+import { type DeadLetter, DeadLetterReason } from '../engine/dead-letters.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import type { Catalog } from '../ports/catalog.ts';
 import { type DeadLetterRecord, type DeadLetterStore, deadLetterRecord } from '../ports/dead-letters.ts';
 import type { ObjectStore } from '../ports/object-store.ts';
 import { JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
 import { compileRouter } from '../routing/index.ts';
-import type { CommitDeps } from './append.ts';
-import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 import { type LoadProgress, type LoadReport, type LoadSource, loadSources } from './load.ts';
 
 // ---- Selecting dead letters ---------------------------------------------------------------------

@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { FileCatalog } from '../adapters/local/file-catalog.ts';
 import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import { ObjectStoreDeadLetterStore } from '../adapters/object-dead-letter-store.ts';
-import { DeadLetterReason } from '../app/dead-letters.ts';
 import {
   type DeadLetterFilter,
   type ReplayProgress,
@@ -17,6 +16,7 @@ import {
   replayDeadLetters,
   selectDeadLetters,
 } from '../app/replay.ts';
+import { DeadLetterReason } from '../engine/dead-letters.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
 import type { DeadLetterRecord, DeadLetterStore } from '../ports/dead-letters.ts';
 import { readConfigFile } from './config-file.ts';

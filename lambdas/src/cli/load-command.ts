@@ -12,7 +12,6 @@ import { constants, promises as fs } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { readByteChunks } from '../adapters/local/line-reader.ts';
 import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
-import type { DeadLetter } from '../app/dead-letters.ts';
 import { type LoadProgress, type LoadSource, loadSources, type TableLoadResult } from '../app/load.ts';
 import {
   type FileFingerprint,
@@ -23,6 +22,7 @@ import {
 } from '../app/load-history.ts';
 import { deadLetterWriter } from '../app/replay.ts';
 import { tableId } from '../config.ts';
+import type { DeadLetter } from '../engine/dead-letters.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
 import type { TableIdentifier } from '../ports/catalog.ts';
 import { deadLetterRecord } from '../ports/dead-letters.ts';

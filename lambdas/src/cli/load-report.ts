@@ -1,6 +1,7 @@
 /** What `floe load` prints when it is done: per-table summary, skipped files, dead letters, hints. */
-import type { DeadLetter } from '../app/dead-letters.ts';
+
 import type { LoadReport, TableLoadResult } from '../app/load.ts';
+import type { DeadLetter } from '../engine/dead-letters.ts';
 import type { TableIdentifier } from '../ports/catalog.ts';
 import { renderTable } from './format.ts';
 

@@ -30,12 +30,12 @@ import { S3TablesTableMaintenance } from '../adapters/aws/s3tables-maintenance.t
 import { CatalogAwareStore } from '../adapters/catalog-aware-store.ts';
 import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import { ObjectStoreDeadLetterStore } from '../adapters/object-dead-letter-store.ts';
-import { CachedSchemaRegistry } from '../app/cached-registry.ts';
 import type { CommitterDeps } from '../app/committer.ts';
 import type { IngestDeps } from '../app/ingest.ts';
 import { withManagedSetUp } from '../app/maintain/managed-setup.ts';
 import type { ScheduledDeps, ScheduledOptions } from '../app/maintain/scheduled.ts';
-import { TableCache } from '../app/table-cache.ts';
+import { CachedSchemaRegistry } from '../engine/cached-registry.ts';
+import { TableCache } from '../engine/table-cache.ts';
 import { isFloeError } from '../errors.ts';
 import type { Catalog } from '../ports/catalog.ts';
 import type { Clock, Ids } from '../ports/clock.ts';

@@ -23,11 +23,11 @@ import { fileUri, LocalObjectStore } from '../adapters/local/local-object-store.
 import { LocalSchemaRegistry } from '../adapters/local/local-schema-registry.ts';
 import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import { ObjectStoreDeadLetterStore } from '../adapters/object-dead-letter-store.ts';
-import { CachedSchemaRegistry } from '../app/cached-registry.ts';
 import { type CommitterDeps, type CommitterRun, runCommitter } from '../app/committer.ts';
 import type { IngestDeps } from '../app/ingest.ts';
-import { TableCache } from '../app/table-cache.ts';
 import type { FloeConfig } from '../config.ts';
+import { CachedSchemaRegistry } from '../engine/cached-registry.ts';
+import { TableCache } from '../engine/table-cache.ts';
 import { METRICS_NAMESPACE, makeIngestHandler } from '../handlers/ingest.ts';
 import type { MetricsSink } from '../handlers/runtime.ts';
 import type { Clock, Ids } from '../ports/clock.ts';

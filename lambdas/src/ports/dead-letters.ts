@@ -3,7 +3,7 @@
  * are written with deterministic keys before the ledger entry, so a retried, bisected or replayed
  * batch overwrites its earlier dead letters rather than duplicating them.
  */
-import type { DeadLetter } from '../app/dead-letters.ts';
+import type { DeadLetter } from '../engine/dead-letters.ts';
 
 export interface DeadLetterRecord extends DeadLetter {
   /**

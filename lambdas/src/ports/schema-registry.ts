@@ -1,7 +1,7 @@
 /**
  * Schema registry port: the writer schemas behind GSR-framed records (facts §12.2). Adapters: the
  * AWS Glue Schema Registry, and a local in-memory / file-backed registry for the embedded stack.
- * Versions are immutable, so callers may cache them by id forever (see `app/cached-registry.ts`).
+ * Versions are immutable, so callers may cache them by id forever (see `engine/cached-registry.ts`).
  */
 
 /** `DataFormat` of a Glue schema. */

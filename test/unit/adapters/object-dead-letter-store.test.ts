@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../../lambdas/src/adapters/aws/s3-object-store.ts';
 import { fileUri, LocalObjectStore } from '../../../lambdas/src/adapters/local/local-object-store.ts';
 import { ObjectStoreDeadLetterStore } from '../../../lambdas/src/adapters/object-dead-letter-store.ts';
-import { type DeadLetter, DeadLetterReason } from '../../../lambdas/src/app/dead-letters.ts';
+import { type DeadLetter, DeadLetterReason } from '../../../lambdas/src/engine/dead-letters.ts';
 import { isFloeError } from '../../../lambdas/src/errors.ts';
 import {
   type DeadLetterRecord,

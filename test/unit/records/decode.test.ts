@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LocalSchemaRegistry } from '../../../lambdas/src/adapters/local/local-schema-registry.ts';
 import { seededIds } from '../../../lambdas/src/adapters/local/system-clock.ts';
-import { CachedSchemaRegistry } from '../../../lambdas/src/app/cached-registry.ts';
+import { CachedSchemaRegistry } from '../../../lambdas/src/engine/cached-registry.ts';
 import { ErrorKind, FloeError } from '../../../lambdas/src/errors.ts';
 import { typeToString } from '../../../lambdas/src/iceberg/types.ts';
 import {

@@ -1,10 +1,10 @@
 /** An Avro record at routing: the view of it the field router sees, and the column and depth guards. */
 import type { FloeConfig } from '../../config.ts';
+import { type DeadLetter, DeadLetterReason } from '../../engine/dead-letters.ts';
+import { schemaColumnPaths } from '../../engine/record-rules.ts';
 import type { IcebergType, StructType } from '../../iceberg/types.ts';
 import type { Row } from '../../iceberg/values.ts';
 import type { DecodedAvro } from '../../records/decode.ts';
-import { type DeadLetter, DeadLetterReason } from '../dead-letters.ts';
-import { schemaColumnPaths } from '../record-rules.ts';
 
 /** The routing field of an Avro row as the router sees JSON (a top-level or dotted path). */
 export function routingView(row: Row, field: string): Record<string, unknown> {

@@ -1,14 +1,14 @@
 /** What the ingest app runs on, and the views of it that the helpers both apps share take. */
 import type { FloeConfig } from '../../config.ts';
+import type { LoadDeps } from '../../engine/load-types.ts';
+import type { ParquetEncoder } from '../../engine/row-files.ts';
+import type { TableCache } from '../../engine/table-cache.ts';
 import type { Catalog } from '../../ports/catalog.ts';
 import type { Clock, Ids } from '../../ports/clock.ts';
 import type { DeadLetterStore } from '../../ports/dead-letters.ts';
 import type { Ledger } from '../../ports/ledger.ts';
 import type { ObjectStore } from '../../ports/object-store.ts';
 import type { SchemaRegistry } from '../../ports/schema-registry.ts';
-import type { LoadDeps } from '../load-types.ts';
-import type { ParquetEncoder } from '../row-files.ts';
-import type { TableCache } from '../table-cache.ts';
 
 export interface IngestDeps {
   readonly config: FloeConfig;

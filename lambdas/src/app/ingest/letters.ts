@@ -1,4 +1,6 @@
 /** The dead letters of a batch's records: built with the record's key, counted, written. */
+
+import type { DeadLetter } from '../../engine/dead-letters.ts';
 import {
   type DeadLetterRecord,
   type DeadLetterStore,
@@ -6,7 +8,6 @@ import {
   streamDeadLetter,
 } from '../../ports/dead-letters.ts';
 import type { KinesisBatch } from '../../records/kinesis-event.ts';
-import type { DeadLetter } from '../dead-letters.ts';
 
 /** Record `i`'s dead letter (its key is deterministic: shard + sequence number). */
 export function letter(

@@ -7,6 +7,10 @@
  * per record), and it awaits only the schema registry and the rules (when the config has some).
  */
 import { type FloeConfig, hasRecordRules, readerDepthLimit, upsertFor } from '../../config.ts';
+import { FastPath, fastRouting } from '../../engine/columnar-stage.ts';
+import { type DeadLetter, DeadLetterReason } from '../../engine/dead-letters.ts';
+import { RecordRules, type RuleResult, type TypedRuleResult } from '../../engine/record-rules.ts';
+import { errorText } from '../../engine/row-files.ts';
 import { readChange } from '../../records/change-event.ts';
 import {
   type DecodeContext,
@@ -20,10 +24,6 @@ import type { KinesisBatch } from '../../records/kinesis-event.ts';
 import { type Consolidator, compileConsolidation } from '../../routing/consolidate.ts';
 import { compileRouter, type RouteResult, type Router } from '../../routing/index.ts';
 import { compileSchemaNameRouter } from '../../routing/route.ts';
-import { type DeadLetter, DeadLetterReason } from '../dead-letters.ts';
-import { FastPath, fastRouting } from '../load-columnar.ts';
-import { RecordRules, type RuleResult, type TypedRuleResult } from '../record-rules.ts';
-import { errorText } from '../row-files.ts';
 import { beyondLimits, routingView } from './avro-routing.ts';
 import { type IngestDeps, registryOf } from './deps.ts';
 import { letter } from './letters.ts';

@@ -1,10 +1,11 @@
 /** What routing a batch gives the steps after it: each table's work, and what cannot land. */
+
+import type { FastPath } from '../../engine/columnar-stage.ts';
+import type { PendingRecord } from '../../engine/load-types.ts';
 import type { DeadLetterRecord } from '../../ports/dead-letters.ts';
 import type { ChangeOp } from '../../records/change-event.ts';
 import type { DecodedAvro } from '../../records/decode.ts';
 import type { KinesisBatch } from '../../records/kinesis-event.ts';
-import type { FastPath } from '../load-columnar.ts';
-import type { PendingRecord } from '../load-types.ts';
 import type { IngestFailure } from './result.ts';
 
 export interface AvroItem {

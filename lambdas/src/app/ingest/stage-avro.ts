@@ -1,12 +1,13 @@
 /** Staging a table's Avro records: rows already typed by the writer schema. */
+
+import { DeadLetterReason } from '../../engine/dead-letters.ts';
+import { writeRows } from '../../engine/generic-stage.ts';
+import { evolve } from '../../engine/table-staging.ts';
 import { ErrorKind, isFloeError } from '../../errors.ts';
 import { currentSchema, defaultSpec } from '../../iceberg/table-metadata.ts';
 import type { Row } from '../../iceberg/values.ts';
 import type { LoadedTable } from '../../ports/catalog.ts';
 import { ProjectFailure, projectRow } from '../../schema/project.ts';
-import { DeadLetterReason } from '../dead-letters.ts';
-import { writeRows } from '../load-generic.ts';
-import { evolve } from '../table-staging.ts';
 import { letter } from './letters.ts';
 import type { AvroItem } from './routed.ts';
 import { NOTHING_STAGED, type StagedPart, type StageInput } from './staged-part.ts';

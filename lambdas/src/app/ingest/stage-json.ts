@@ -1,5 +1,11 @@
 /** Staging a table's JSON records: columns straight to Parquet, rows through the generic path, or pending. */
 import { hintsFor, typeConflictFor, upsertFor } from '../../config.ts';
+import type { ColumnarTableBatch } from '../../engine/columnar-batch.ts';
+import { columnarFit, mergeBySeq, reparse, writeColumnarFiles } from '../../engine/columnar-stage.ts';
+import type { DeadLetter } from '../../engine/dead-letters.ts';
+import { coercionSummary, refuseAlone, screen, stage } from '../../engine/generic-stage.ts';
+import type { PendingRecord } from '../../engine/load-types.ts';
+import { evolve, UseGenericPath } from '../../engine/table-staging.ts';
 import { ErrorKind, isFloeError } from '../../errors.ts';
 import { currentSchema } from '../../iceberg/table-metadata.ts';
 import { supportsColumnar } from '../../parquet/index.ts';
@@ -7,12 +13,6 @@ import type { LoadedTable } from '../../ports/catalog.ts';
 import type { DeadLetterRecord } from '../../ports/dead-letters.ts';
 import { deleteQuietly } from '../../ports/object-store.ts';
 import { StructInferrer } from '../../schema/infer.ts';
-import type { ColumnarTableBatch } from '../columnar-batch.ts';
-import type { DeadLetter } from '../dead-letters.ts';
-import { columnarFit, mergeBySeq, reparse, writeColumnarFiles } from '../load-columnar.ts';
-import { coercionSummary, refuseAlone, screen, stage } from '../load-generic.ts';
-import type { PendingRecord } from '../load-types.ts';
-import { evolve, UseGenericPath } from '../table-staging.ts';
 import { letter } from './letters.ts';
 import { NOTHING_STAGED, type StagedPart, type StageInput, type WrittenFile } from './staged-part.ts';
 

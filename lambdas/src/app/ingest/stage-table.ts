@@ -4,11 +4,11 @@
  * what cannot land; and the file descriptors of its ledger entry.
  */
 import { partitionCandidatesFor, tableId } from '../../config.ts';
+import type { ColumnarTableBatch } from '../../engine/columnar-batch.ts';
+import { encodeFragment, type FragmentRecord } from '../../engine/pending-fragment.ts';
 import { dataFileToJson, withoutColumnMetrics } from '../../iceberg/manifest/data-file-json.ts';
 import type { DeadLetterRecord } from '../../ports/dead-letters.ts';
 import { type LedgerFile, padSequence } from '../../ports/ledger.ts';
-import type { ColumnarTableBatch } from '../columnar-batch.ts';
-import { encodeFragment, type FragmentRecord } from '../pending-fragment.ts';
 import { loadDeps } from './deps.ts';
 import type { TableIngest } from './result.ts';
 import { stageAvro } from './stage-avro.ts';

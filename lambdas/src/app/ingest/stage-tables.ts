@@ -4,11 +4,11 @@
  * staging fails (storage, ledger) does not fail the others.
  */
 import { tableId } from '../../config.ts';
+import { forEachBounded } from '../../engine/bounded.ts';
+import type { ColumnarTableBatch } from '../../engine/columnar-batch.ts';
 import { ErrorKind, isFloeError } from '../../errors.ts';
 import { deleteQuietly } from '../../ports/object-store.ts';
 import type { KinesisBatchRecord } from '../../records/kinesis-event.ts';
-import { forEachBounded } from '../bounded.ts';
-import type { ColumnarTableBatch } from '../columnar-batch.ts';
 import type { IngestDeps } from './deps.ts';
 import { countDeadLetters, putDeadLetters } from './letters.ts';
 import type { IngestFailure, TableIngest } from './result.ts';

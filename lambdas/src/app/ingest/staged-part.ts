@@ -1,9 +1,10 @@
 /** What staging one kind of a table's records (its JSON, its Avro) takes and gives back. */
+
+import type { LoadDeps } from '../../engine/load-types.ts';
 import type { DataFile } from '../../iceberg/manifest/types.ts';
 import type { LoadedTable, TableIdentifier } from '../../ports/catalog.ts';
 import type { DeadLetterRecord } from '../../ports/dead-letters.ts';
 import type { KinesisBatch } from '../../records/kinesis-event.ts';
-import type { LoadDeps } from '../load-types.ts';
 import type { IngestDeps } from './deps.ts';
 import type { TableIngest } from './result.ts';
 import type { TableWork } from './routed.ts';

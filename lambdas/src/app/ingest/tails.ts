@@ -2,8 +2,9 @@
  * The ledger chain tails of the shard, and skipping the records at or below them (exactly once:
  * see the ingest app's module doc).
  */
+
+import { mergeBySeq, reparse } from '../../engine/columnar-stage.ts';
 import { compareSequence } from '../../ports/ledger.ts';
-import { mergeBySeq, reparse } from '../load-columnar.ts';
 import type { IngestDeps } from './deps.ts';
 import type { Routed, TableWork } from './routed.ts';
 

@@ -24,6 +24,17 @@
  *   does not read those yet.
  */
 
+import type { CommitDeps } from '../../engine/append.ts';
+import { groupByPartition } from '../../engine/generic-stage.ts';
+import { type ManifestIo, readManifestList, writeEntriesManifest } from '../../engine/manifest-io.ts';
+import {
+  errorText,
+  type ParquetEncoder,
+  parquetEncoder,
+  type RowFileWriter,
+  rowFileWriter,
+} from '../../engine/row-files.ts';
+import { codecOf, putDataFile } from '../../engine/table-staging.ts';
 import { decodeManifest, inheritManifestEntries } from '../../iceberg/manifest/index.ts';
 import {
   type DataFile,
@@ -46,17 +57,6 @@ import {
 import type { IcebergValue, Row } from '../../iceberg/values.ts';
 import type { LoadedTable } from '../../ports/catalog.ts';
 import { deleteQuietly } from '../../ports/object-store.ts';
-import type { CommitDeps } from '../append.ts';
-import { groupByPartition } from '../load-generic.ts';
-import { type ManifestIo, readManifestList, writeEntriesManifest } from '../manifest-io.ts';
-import {
-  errorText,
-  type ParquetEncoder,
-  parquetEncoder,
-  type RowFileWriter,
-  rowFileWriter,
-} from '../row-files.ts';
-import { codecOf, putDataFile } from '../table-staging.ts';
 import { carriedSummary } from './carried-summary.ts';
 import type { Thresholds } from './options.ts';
 import { commitSnapshot } from './snapshot-commit.ts';

@@ -9,13 +9,13 @@
  * meanwhile keeps everything it needs.
  */
 
+import type { CommitDeps } from '../../engine/append.ts';
 import { DataFileContent } from '../../iceberg/manifest/types.ts';
 import type { TableUpdate } from '../../iceberg/metadata/index.ts';
 import { MAIN_BRANCH, type Snapshot } from '../../iceberg/snapshot.ts';
 import type { TableMetadata } from '../../iceberg/table-metadata.ts';
 import type { LoadedTable } from '../../ports/catalog.ts';
 import { deleteQuietly } from '../../ports/object-store.ts';
-import type { CommitDeps } from '../append.ts';
 import { commitOptimistically } from './optimistic.ts';
 import type { Thresholds } from './options.ts';
 import { ManifestReader, reachedBy } from './reachable.ts';

@@ -4,11 +4,12 @@
  * and tries again (bounded, with backoff, as appends do); any other failure leaves them, since the
  * new metadata may be live and name them (an orphan is harmless, a missing file is not).
  */
+
+import { backoffMs, type CommitDeps, cleanUpOldMetadata, defaultSleep } from '../../engine/append.ts';
 import { ErrorKind, FloeError, isFloeError } from '../../errors.ts';
 import { applyUpdates, type TableUpdate } from '../../iceberg/metadata/index.ts';
 import { type LoadedTable, type TableIdentifier, tableIdToString } from '../../ports/catalog.ts';
 import { deleteQuietly } from '../../ports/object-store.ts';
-import { backoffMs, type CommitDeps, cleanUpOldMetadata, defaultSleep } from '../append.ts';
 
 /** One attempt's changes: metadata updates, and the files written for them. */
 export interface Attempt<T> {

@@ -5,10 +5,16 @@
  * snapshot ids and sequence numbers). Appends already merge once 100 manifests pile up; this
  * step merges whatever is there, so a planner opens a handful of manifests instead of dozens.
  */
+
+import type { CommitDeps } from '../../engine/append.ts';
+import {
+  type ManifestIo,
+  mergeManifests,
+  planManifestMerge,
+  readManifestList,
+} from '../../engine/manifest-io.ts';
 import { currentSnapshot } from '../../iceberg/table-metadata.ts';
 import type { LoadedTable } from '../../ports/catalog.ts';
-import type { CommitDeps } from '../append.ts';
-import { type ManifestIo, mergeManifests, planManifestMerge, readManifestList } from '../manifest-io.ts';
 import { carriedSummary } from './carried-summary.ts';
 import { commitSnapshot } from './snapshot-commit.ts';
 

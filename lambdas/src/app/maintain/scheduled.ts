@@ -23,6 +23,8 @@
  * `namespace.name` in another.
  */
 import type { FloeConfig } from '../../config.ts';
+import type { CommitDeps } from '../../engine/append.ts';
+import type { ParquetEncoder } from '../../engine/row-files.ts';
 import { planScan } from '../../iceberg/scan.ts';
 import type { LoadedTable, TableIdentifier } from '../../ports/catalog.ts';
 import type { Ledger } from '../../ports/ledger.ts';
@@ -30,9 +32,7 @@ import type { Lock } from '../../ports/lock.ts';
 import { type MaintenanceLog, visitingOrder } from '../../ports/maintenance-log.ts';
 import type { ManagedMaintenance, ManagedOutcome } from '../../ports/managed-maintenance.ts';
 import type { ObjectStore } from '../../ports/object-store.ts';
-import type { CommitDeps } from '../append.ts';
 import { lockName } from '../committer.ts';
-import type { ParquetEncoder } from '../row-files.ts';
 import { planBins } from './compact.ts';
 import { type TableHealth, tableHealth } from './health.ts';
 import { maintainTable, type TableMaintenanceReport } from './index.ts';

@@ -9,13 +9,14 @@
  * ranges handed out (spec §Snapshot Row IDs, §First Row ID Assignment): the table's `next-row-id`
  * moves past them when the commit applies.
  */
+
+import type { CommitDeps } from '../../engine/append.ts';
+import { type ManifestIo, writeManifestList } from '../../engine/manifest-io.ts';
 import type { ManifestFile } from '../../iceberg/manifest/types.ts';
 import type { Snapshot, SnapshotOperation } from '../../iceberg/snapshot.ts';
 import { type SummaryChanges, summarize } from '../../iceberg/snapshot-summary.ts';
 import { currentSnapshot } from '../../iceberg/table-metadata.ts';
 import type { LoadedTable, TableIdentifier } from '../../ports/catalog.ts';
-import type { CommitDeps } from '../append.ts';
-import { type ManifestIo, writeManifestList } from '../manifest-io.ts';
 import { commitOptimistically } from './optimistic.ts';
 
 /** What one attempt commits. */

@@ -9,10 +9,11 @@
  * are read (the sparse index); the scheduled maintenance holds the table's commit lease while it
  * cleans, so no commit can move a shard's entries from staged to committed meanwhile.
  */
+
+import { readWatermark } from '../../engine/watermark.ts';
 import type { TableMetadata } from '../../iceberg/table-metadata.ts';
 import type { Ledger } from '../../ports/ledger.ts';
 import type { ObjectStore } from '../../ports/object-store.ts';
-import { readWatermark } from '../watermark.ts';
 
 /** Entries read per ledger query. */
 const PAGE = 500;

@@ -4,13 +4,13 @@
  * snapshot. Floe never writes deletes itself; compaction must apply them.
  */
 import { seededIds } from '../../../../lambdas/src/adapters/local/system-clock.ts';
-import type { CommitDeps } from '../../../../lambdas/src/app/append.ts';
 import { commitSnapshot } from '../../../../lambdas/src/app/maintain/snapshot-commit.ts';
+import type { CommitDeps } from '../../../../lambdas/src/engine/append.ts';
 import {
   type ManifestIo,
   readManifestList,
   writeEntriesManifest,
-} from '../../../../lambdas/src/app/manifest-io.ts';
+} from '../../../../lambdas/src/engine/manifest-io.ts';
 import {
   type DataFile,
   DataFileContent,

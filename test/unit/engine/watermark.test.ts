@@ -20,7 +20,7 @@ import {
   WATERMARK_KEY,
   type Watermark,
   watermarkFromSnapshots,
-} from '../../../lambdas/src/app/watermark.ts';
+} from '../../../lambdas/src/engine/watermark.ts';
 import { ErrorKind, FloeError } from '../../../lambdas/src/errors.ts';
 import { applyUpdates, newTableMetadata } from '../../../lambdas/src/iceberg/metadata/index.ts';
 import type { Snapshot } from '../../../lambdas/src/iceberg/snapshot.ts';

@@ -1,11 +1,11 @@
 /** Types of the batch load (`floe load`): inputs, dependencies, progress and results. */
 
+import type { LoadHistory } from '../app/load-history.ts';
 import type { FloeConfig } from '../config.ts';
 import type { ChangeOp } from '../records/change-event.ts';
 import type { JsonValue } from '../records/json-line.ts';
 import type { CommitDeps } from './append.ts';
 import type { DeadLetter } from './dead-letters.ts';
-import type { LoadHistory } from './load-history.ts';
 import type { ParquetEncoder } from './row-files.ts';
 
 export interface LoadSource {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { FileCatalog } from '../../../lambdas/src/adapters/local/file-catalog.ts';
 import { fileUri, LocalObjectStore } from '../../../lambdas/src/adapters/local/local-object-store.ts';
 import { fixedClock, seededIds } from '../../../lambdas/src/adapters/local/system-clock.ts';
-import { commitAppend, filesBySpec, type PreparedAppend } from '../../../lambdas/src/app/append.ts';
+import { commitAppend, filesBySpec, type PreparedAppend } from '../../../lambdas/src/engine/append.ts';
 import {
   type DataFile,
   DataFileContent,

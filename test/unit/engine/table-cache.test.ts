@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileCatalog } from '../../../lambdas/src/adapters/local/file-catalog.ts';
 import { fileUri, LocalObjectStore } from '../../../lambdas/src/adapters/local/local-object-store.ts';
-import { TableCache } from '../../../lambdas/src/app/table-cache.ts';
+import { TableCache } from '../../../lambdas/src/engine/table-cache.ts';
 import { ErrorKind, FloeError } from '../../../lambdas/src/errors.ts';
 import { newTableMetadata } from '../../../lambdas/src/iceberg/metadata/index.ts';
 import type { TableMetadata } from '../../../lambdas/src/iceberg/table-metadata.ts';

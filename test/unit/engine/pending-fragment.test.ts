@@ -4,7 +4,7 @@ import {
   decodeFragment,
   encodeFragment,
   type FragmentRecord,
-} from '../../../lambdas/src/app/pending-fragment.ts';
+} from '../../../lambdas/src/engine/pending-fragment.ts';
 import { ErrorKind, FloeError } from '../../../lambdas/src/errors.ts';
 
 const HEADER = { table: 'db.order_events', shardId: 'shardId-000000000003' };

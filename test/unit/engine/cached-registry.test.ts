@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../lambdas/src/adapters/local/system-clock.ts';
-import { CachedSchemaRegistry } from '../../../lambdas/src/app/cached-registry.ts';
+import { CachedSchemaRegistry } from '../../../lambdas/src/engine/cached-registry.ts';
 import { ErrorKind, FloeError, isFloeError } from '../../../lambdas/src/errors.ts';
 import type { Clock } from '../../../lambdas/src/ports/clock.ts';
 import type { SchemaRegistry, SchemaVersion } from '../../../lambdas/src/ports/schema-registry.ts';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { FileCatalog } from '../../../lambdas/src/adapters/local/file-catalog.ts';
 import { fileUri, LocalObjectStore } from '../../../lambdas/src/adapters/local/local-object-store.ts';
 import { fixedClock, seededIds } from '../../../lambdas/src/adapters/local/system-clock.ts';
-import { commitAppend } from '../../../lambdas/src/app/append.ts';
+import { commitAppend } from '../../../lambdas/src/engine/append.ts';
 import { ErrorKind, FloeError, isFloeError } from '../../../lambdas/src/errors.ts';
 import { DataFileContent } from '../../../lambdas/src/iceberg/manifest/types.ts';
 import { newTableMetadata } from '../../../lambdas/src/iceberg/metadata/index.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forEachBounded } from '../../../lambdas/src/app/bounded.ts';
+import { forEachBounded } from '../../../lambdas/src/engine/bounded.ts';
 
 describe('forEachBounded', () => {
   it('runs every item once, starting them in order, never more than the limit at a time', async () => {

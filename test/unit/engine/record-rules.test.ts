@@ -3,9 +3,9 @@
  * (JSON: load, ingest), `checkTyped` (Avro ingest) and `shapeTyped` (the committer's reshaping).
  */
 import { describe, expect, it } from 'vitest';
-import { DeadLetterReason } from '../../../lambdas/src/app/dead-letters.ts';
-import { RecordRules } from '../../../lambdas/src/app/record-rules.ts';
 import { parseConfig } from '../../../lambdas/src/config.ts';
+import { DeadLetterReason } from '../../../lambdas/src/engine/dead-letters.ts';
+import { RecordRules } from '../../../lambdas/src/engine/record-rules.ts';
 import { field, struct, T } from '../../../lambdas/src/iceberg/types.ts';
 import type { Catalog } from '../../../lambdas/src/ports/catalog.ts';
 

@@ -8,7 +8,7 @@ import { compressors } from 'hyparquet-compressors';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fileUri, LocalObjectStore } from '../../../lambdas/src/adapters/local/local-object-store.ts';
 import { seededIds } from '../../../lambdas/src/adapters/local/system-clock.ts';
-import { writeChanges } from '../../../lambdas/src/app/upsert-write.ts';
+import { writeChanges } from '../../../lambdas/src/engine/upsert-write.ts';
 import { DataFileContent } from '../../../lambdas/src/iceberg/manifest/types.ts';
 import { applyUpdates } from '../../../lambdas/src/iceberg/metadata/index.ts';
 import { newTableMetadata } from '../../../lambdas/src/iceberg/metadata/new-table.ts';

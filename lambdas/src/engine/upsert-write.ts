@@ -22,7 +22,7 @@ import { currentSnapshot, type TableMetadata } from '../iceberg/table-metadata.t
 import { type IcebergType, isPrimitive } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
 import type { ChangeOp } from '../records/change-event.ts';
-import { writeRows } from './load-generic.ts';
+import { writeRows } from './generic-stage.ts';
 import type { LoadDeps } from './load-types.ts';
 
 export interface ChangeWrite {

@@ -11,9 +11,9 @@ import { FileCatalog } from '../../../lambdas/src/adapters/local/file-catalog.ts
 import { fileUri, LocalObjectStore } from '../../../lambdas/src/adapters/local/local-object-store.ts';
 import { fixedClock, seededIds } from '../../../lambdas/src/adapters/local/system-clock.ts';
 import { loadSources } from '../../../lambdas/src/app/load.ts';
-import { screen, stage } from '../../../lambdas/src/app/load-generic.ts';
-import type { LoadDeps, PendingRecord } from '../../../lambdas/src/app/load-types.ts';
 import { parseConfig } from '../../../lambdas/src/config.ts';
+import { screen, stage } from '../../../lambdas/src/engine/generic-stage.ts';
+import type { LoadDeps, PendingRecord } from '../../../lambdas/src/engine/load-types.ts';
 import { typeToString } from '../../../lambdas/src/iceberg/types.ts';
 import type { JsonValue } from '../../../lambdas/src/records/json-line.ts';
 import { parseJsonRecord } from '../../../lambdas/src/records/json-line.ts';
