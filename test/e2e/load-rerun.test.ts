@@ -304,7 +304,8 @@ describe('loadSources with a load history (in process): a commit that failed hal
       second.events.map((e) =>
         e.kind === 'already-loaded' ? `${basename(e.source)} ${e.table.name}` : e.kind,
       ),
-    ).toEqual(['b.ndjson click_events', 'a.ndjson order_events', 'b.ndjson order_events']);
+      // In the order the load meets them: a table's first record of a file it holds.
+    ).toEqual(['a.ndjson order_events', 'b.ndjson order_events', 'b.ndjson click_events']);
 
     const third = await run([a, b]);
     expect(third.report.tables).toEqual([]);

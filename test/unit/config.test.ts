@@ -12,7 +12,8 @@ import {
   partitionFieldsFor,
   upsertFor,
 } from '../../lambdas/src/config.ts';
-import { FastPath, fastRouting } from '../../lambdas/src/engine/columnar-stage.ts';
+import { ColumnarTableBatch } from '../../lambdas/src/engine/columnar-batch.ts';
+import { FastPath } from '../../lambdas/src/engine/fast-path.ts';
 import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
 import { decimal, field, list, struct, T } from '../../lambdas/src/iceberg/types.ts';
 import { compileRouter } from '../../lambdas/src/routing/index.ts';
@@ -528,10 +529,15 @@ describe('upsert', () => {
       routing: { routingField: 'type' },
       upsert: { customer_events: { key: ['id'] } },
     });
-    expect(fastRouting(cfg)).toBe(true);
-    const fast = new FastPath(cfg, compileRouter(cfg.routing));
-    expect(fast.take('{"type":"ORDER","id":1}', 1, 'f', 1)).toBe(true);
-    expect(fast.take('{"type":"CUSTOMER","id":1}', 2, 'f', 2)).toBeUndefined();
+    const fast = new FastPath({
+      config: cfg,
+      router: compileRouter(cfg.routing),
+      batchFor: () => new ColumnarTableBatch(['f']),
+    });
+    expect(fast.take('{"type":"ORDER","id":1}', { seq: 1, source: 0, line: 1, position: 0 })).toBe(true);
+    expect(
+      fast.take('{"type":"CUSTOMER","id":1}', { seq: 2, source: 0, line: 2, position: 0 }),
+    ).toBeUndefined();
     expect([...fast.tables.keys()]).toEqual(['order_events']);
   });
 });

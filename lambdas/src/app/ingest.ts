@@ -37,7 +37,7 @@ export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promis
   const tailsRead = readTails(deps, batch.shardId); // read while the records are routed (needed only after)
   const routed = await routeRecords(deps, batch);
   const tails = await tailsRead;
-  const skipped = skipStaged(routed, tails);
+  const skipped = await skipStaged(routed, tails);
   // Dead letters first (deterministic keys: a retry overwrites), so they exist before any entry.
   await putDeadLetters(deps.deadLetters, routed.dead);
   const staged = await stageTables(deps, routed, tails);

@@ -74,8 +74,14 @@ export function pastLoads(metadata: TableMetadata): PastLoad[] {
   return out;
 }
 
-/** Asked by the load before it stages a table (see `LoadDeps.history`). */
+/** Asked by the load (see `LoadDeps.history`). */
 export interface LoadHistory {
+  /**
+   * Before a source is read: which tables hold it already (their records of it are left out);
+   * undefined when none may. The load writes tables in parts while it reads, so this is decided
+   * before any record of the source is kept.
+   */
+  beforeSource?(source: string): Promise<((id: TableIdentifier) => boolean) | undefined>;
   /** `sources`: the inputs whose records were routed to the table, in input order. */
   planTable(id: TableIdentifier, sources: readonly string[]): Promise<TablePlan>;
 }
@@ -110,6 +116,13 @@ export interface FileLoadHistoryOptions {
   /** Load every file again, whatever the tables hold. */
   readonly force: boolean;
   readonly onEvent: (e: HistoryEvent) => void;
+  /**
+   * A source's size (a stat), and its fingerprint by reading it whole. `beforeSource` reads a
+   * file ahead only when some table, or an earlier input, has a file of its size: a first load
+   * reads each file once.
+   */
+  readonly sizeOf?: (source: string) => Promise<number>;
+  readonly fingerprint?: (source: string) => Promise<LoadedFile>;
 }
 
 /** The load history of a catalog's tables, for inputs identified by their fingerprints. */
@@ -117,12 +130,81 @@ export class FileLoadHistory implements LoadHistory {
   private readonly told = new Set<string>();
   private everywhere: Promise<Map<string, PastLoad>> | undefined;
 
+  /** Sizes of the inputs asked about so far (`beforeSource`), by source. */
+  private readonly sizes = new Map<string, number>();
+
   /** `files`: each input's fingerprint by source name, in input order (filled in as they are read). */
   constructor(
     private readonly catalog: Catalog,
-    private readonly files: ReadonlyMap<string, LoadedFile>,
+    private readonly files: Map<string, LoadedFile>,
     private readonly options: FileLoadHistoryOptions,
   ) {}
+
+  async beforeSource(source: string): Promise<((id: TableIdentifier) => boolean) | undefined> {
+    const { force, sizeOf, fingerprint } = this.options;
+    if (force) return undefined;
+    let file = this.files.get(source);
+    const earlier = [...this.sizes.keys()].filter((s) => s !== source);
+    if (file === undefined) {
+      if (!sizeOf || !fingerprint) return undefined;
+      const size = await sizeOf(source);
+      const sameSize = earlier.some((s) => this.sizes.get(s) === size);
+      if (!sameSize && !(await this.pastBySize()).has(size)) {
+        this.sizes.set(source, size);
+        return undefined; // no table has a file of this size, nor does this load: a new file
+      }
+      // Possibly a file loaded before (or given twice): its bytes decide, read ahead.
+      file = await fingerprint(source);
+      this.files.set(source, file);
+    }
+    this.sizes.set(source, file.size);
+    for (const e of earlier) {
+      if (this.sizes.get(e) !== file.size) continue;
+      let other = this.files.get(e);
+      if (other === undefined && fingerprint) {
+        other = await fingerprint(e);
+        this.files.set(e, other);
+      }
+      if (other?.hash === file.hash) {
+        this.tell(`dup ${source}`, { kind: 'duplicate', source, sameAs: e });
+        return () => true;
+      }
+    }
+    const holders = new Map<string, PastLoad>();
+    for (const h of (await this.pastBySize()).get(file.size) ?? []) {
+      if (h.load.hash === file.hash && !holders.has(h.table)) holders.set(h.table, h.load);
+    }
+    if (holders.size === 0) return undefined;
+    return (id) => {
+      const past = holders.get(tableKey(id));
+      if (past === undefined) return false;
+      this.tell(`hit ${source} ${tableKey(id)}`, { kind: 'already-loaded', source, table: id, past });
+      return true;
+    };
+  }
+
+  private bySize: Promise<Map<number, { table: string; load: PastLoad }[]>> | undefined;
+
+  /** Every table's past loads, by file size (read once per load). */
+  private pastBySize(): Promise<Map<number, { table: string; load: PastLoad }[]>> {
+    this.bySize ??= (async () => {
+      const out = new Map<number, { table: string; load: PastLoad }[]>();
+      for (const namespace of await this.catalog.listNamespaces()) {
+        for (const name of await this.catalog.listTables(namespace)) {
+          const id = { namespace, name };
+          // A table that cannot be read tells nothing here (its own load reports the failure).
+          const loads = await this.tableLoads(id).catch(() => []);
+          for (const load of loads) {
+            const list = out.get(load.size) ?? [];
+            list.push({ table: tableKey(id), load });
+            out.set(load.size, list);
+          }
+        }
+      }
+      return out;
+    })();
+    return this.bySize;
+  }
 
   async planTable(id: TableIdentifier, sources: readonly string[]): Promise<TablePlan> {
     const force = this.options.force;

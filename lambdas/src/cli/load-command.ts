@@ -64,7 +64,15 @@ export async function loadCommand(
 
   const fingerprints = new Map<string, LoadedFile>();
   const events: HistoryEvent[] = [];
-  const history = new FileLoadHistory(wh.catalog, fingerprints, { force, onEvent: (e) => events.push(e) });
+  const history = new FileLoadHistory(wh.catalog, fingerprints, {
+    force,
+    onEvent: (e) => events.push(e),
+    sizeOf: async (source) => (await fs.stat(source)).size,
+    fingerprint: async (source) => ({
+      ...(await prefixFingerprint(source, (await fs.stat(source)).size)),
+      name: basename(source),
+    }),
+  });
 
   // Recorded while the load runs (a few writes in flight), keyed by source + line. A file's own
   // rejected lines wait until it is read: those of a file loaded before are not recorded again.
@@ -76,15 +84,18 @@ export async function loadCommand(
     dead.push(d);
     await recorder.add(deadLetterRecord(d));
   };
+  // Sources read to their end (their fingerprint known from the bytes the load read).
+  const read = new Set<string>();
   const onDeadLetter = async (d: DeadLetter) => {
-    if (fingerprints.has(d.source)) return record(d);
+    if (read.has(d.source)) return record(d);
     const held = waiting.get(d.source);
     if (held) held.push(d);
     else waiting.set(d.source, [d]);
   };
   const fileRead = async (source: string, fp: FileFingerprint) => {
-    const sameBytes = [...fingerprints.values()].some((f) => f.hash === fp.hash);
+    const sameBytes = [...fingerprints].some(([s, f]) => s !== source && read.has(s) && f.hash === fp.hash);
     fingerprints.set(source, { ...fp, name: basename(source) });
+    read.add(source);
     const held = waiting.get(source) ?? [];
     waiting.delete(source);
     if (held.length === 0) return;
@@ -113,9 +124,11 @@ export async function loadCommand(
       );
     }
   };
+  const ranges = new FileRanges();
   const sources: LoadSource[] = [...given.keys()].map((name) => ({
     name,
     chunks: fingerprinted(readByteChunks(name), (fp) => fileRead(name, fp)),
+    readRange: (start, end) => ranges.read(name, start, end),
   }));
   log(`loading ${sources.length} file(s) into ${wh.dir}`);
   const report = await loadSources(
@@ -131,7 +144,7 @@ export async function loadCommand(
       summary: { 'floe.load-id': loadId, 'engine-name': 'floe' },
     },
     sources,
-  );
+  ).finally(() => ranges.close());
   if (exportPath !== undefined && dead.length > 0) {
     await fs.mkdir(dirname(exportPath), { recursive: true });
     await fs.writeFile(exportPath, `${dead.map((d) => JSON.stringify(d)).join('\n')}\n`);
@@ -168,6 +181,37 @@ export async function loadCommand(
   if (stored !== undefined) throw stored;
   if (report.failures.length > 0) return ExitCode.TableFailed;
   return dead.length > 0 ? ExitCode.Partial : ExitCode.Ok;
+}
+
+/** Byte ranges of the input files, read again (one open handle per file, for the whole load). */
+class FileRanges {
+  private readonly handles = new Map<string, Promise<fs.FileHandle>>();
+
+  async read(path: string, start: number, end: number): Promise<Uint8Array> {
+    let h = this.handles.get(path);
+    if (!h) {
+      h = fs.open(path, 'r');
+      this.handles.set(path, h);
+    }
+    const fh = await h;
+    const out = Buffer.alloc(end - start);
+    let at = 0;
+    while (at < out.length) {
+      const { bytesRead } = await fh.read(out, at, out.length - at, start + at);
+      if (bytesRead === 0)
+        throw new FloeError(
+          ErrorKind.DataInvalid,
+          `${path} changed while it was loaded: bytes ${start}-${end} are gone`,
+        );
+      at += bytesRead;
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    for (const h of this.handles.values()) await h.then((fh) => fh.close()).catch(() => undefined);
+    this.handles.clear();
+  }
 }
 
 /** One clear error for an input that cannot be loaded; a warning for an empty one. */

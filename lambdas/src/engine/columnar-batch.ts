@@ -21,7 +21,7 @@ import {
 } from '../iceberg/types.ts';
 import type { IcebergValue } from '../iceberg/values.ts';
 import type { ColumnarBatch, ColumnarLeaf, ColumnValues } from '../parquet/index.ts';
-import { type Shape, type ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
+import { type ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
 import { ConvertFailure, primitiveConverter } from '../schema/convert-primitive.ts';
 import type { ColumnNeeds } from '../schema/fit.ts';
 import { assignIds } from '../schema/infer.ts';
@@ -79,7 +79,20 @@ function stringOf(c: ColumnAcc, r: number): string | undefined {
 interface StructAcc {
   readonly path: string;
   /** Row → 1 when the record had the object. */
-  readonly present: number[];
+  present: Uint8Array;
+  len: number;
+}
+
+/**
+ * How one record layout's slots go into a batch's columns: each scanner slot's column (undefined:
+ * the slot is dropped by a field list), the slots stored as null whatever they hold (a listed
+ * parent's scalar under `only`), and the nested objects present in every record of the layout.
+ * Made by `ColumnarTableBatch.bind` and valid for that batch, across `detach`.
+ */
+export interface Binding {
+  readonly cols: readonly (ColumnAcc | undefined)[];
+  readonly nulls: Uint8Array | undefined;
+  readonly structs: readonly StructAcc[];
 }
 
 /** Where a record came from, kept for the fallback path and for dead letters. */
@@ -90,102 +103,246 @@ export interface Provenance {
   readonly raw: string;
 }
 
+/**
+ * A record's original bytes, found again from where the batch noted them: the load reads them
+ * back from the input file (no copy is kept), the ingest from the Kinesis batch it holds.
+ */
+export type RawResolver = (
+  source: number,
+  position: number,
+  length: number,
+  seq: number,
+) => Uint8Array | Promise<Uint8Array>;
+
+const INITIAL_PROVENANCE = 1024;
+
+/** Bytes the accumulators of a new column take before they grow (see `INITIAL_ROWS`). */
+function columnBytes(rows: number): number {
+  return rows * 9; // rowKinds + heap
+}
+
 export class ColumnarTableBatch {
   rowCount = 0;
   private readonly columns = new Map<string, ColumnAcc>();
   private readonly structs = new Map<string, StructAcc>();
-  private readonly bindings = new Map<number, { cols: ColumnAcc[]; structs: StructAcc[] }>();
-  // Provenance as parallel arrays: no object per record.
-  private readonly seqs: number[] = [];
-  private readonly lineNos: number[] = [];
-  /** The record's text, or the bytes chunk holding it (decoded only if the generic path needs it). */
-  private readonly raws: (string | Uint8Array)[] = [];
-  private readonly rawStart: number[] = [];
-  private readonly rawEnd: number[] = [];
-  private readonly sourceIdx: number[] = [];
-  private readonly sources: string[] = [];
+  // Provenance as typed arrays: no object per record.
+  private seqs = new Float64Array(INITIAL_PROVENANCE);
+  private lineNos = new Int32Array(INITIAL_PROVENANCE);
+  private sourceIdx = new Int32Array(INITIAL_PROVENANCE);
+  /** Where the record's bytes are: their offset in the source, or in `rawHeap` when copied. */
+  private rawPos = new Float64Array(INITIAL_PROVENANCE);
+  private rawLen = new Int32Array(INITIAL_PROVENANCE);
+  private rawHeap: Uint8Array | undefined;
+  private rawHeapLen = 0;
+  /** Bytes held by the accumulators (typed arrays' capacities), kept as they grow. */
+  private held = 0;
+
+  /**
+   * `sources`: the names of the inputs (indexes are what `append` takes); `resolveRaw`: how a
+   * record's bytes are found again (undefined: the batch keeps a copy of every record's bytes).
+   */
+  constructor(
+    private readonly sources: readonly string[] = [],
+    private readonly resolveRaw?: RawResolver,
+  ) {
+    this.held = INITIAL_PROVENANCE * 28;
+  }
+
+  /** Bytes the batch holds (its arrays' capacities): what a memory budget counts. */
+  get bytes(): number {
+    return this.held;
+  }
 
   /** Each record's `seq`, in append order (no text decoded). */
   get seqList(): readonly number[] {
-    return this.seqs;
+    return Array.from(this.seqs.subarray(0, this.rowCount));
   }
 
-  /** Where each record came from, in append order (for the generic fallback). */
-  get provenance(): Provenance[] {
-    return this.raws.map((raw, i) => ({
+  /** The `seq` of the first record, or undefined when the batch is empty. */
+  get firstSeq(): number | undefined {
+    return this.rowCount === 0 ? undefined : this.seqs[0];
+  }
+
+  /** Where each record came from, with its text, in append order (for the generic path). */
+  async provenance(): Promise<Provenance[]> {
+    const out: Provenance[] = [];
+    for (let i = 0; i < this.rowCount; i++) out.push(await this.provenanceAt(i));
+    return out;
+  }
+
+  /** Record `i`'s provenance and text. */
+  async provenanceAt(i: number): Promise<Provenance> {
+    const pos = this.rawPos[i]!;
+    const len = this.rawLen[i]!;
+    const bytes = this.resolveRaw
+      ? await this.resolveRaw(this.sourceIdx[i]!, pos, len, this.seqs[i]!)
+      : this.rawHeap!.subarray(pos, pos + len);
+    return {
       seq: this.seqs[i]!,
-      source: this.sources[this.sourceIdx[i]!]!,
+      source: this.sources[this.sourceIdx[i]!] ?? '',
       line: this.lineNos[i]!,
-      raw: typeof raw === 'string' ? raw : utf8.decode(raw.subarray(this.rawStart[i], this.rawEnd[i])),
-    }));
+      raw: utf8.decode(bytes),
+    };
   }
 
   /**
-   * Appends the record `scanner.values/kinds` describe (layout `shape`). `raw` is its text, or the
-   * chunk of bytes it sits in at `rawStart..rawEnd`.
+   * The binding of a record layout: `slots[i]` is the column path (segments) of scanner slot i,
+   * or undefined to drop it; `nulls[i] === 1` stores slot i as null; `structs` are the paths of
+   * the nested objects every record of the layout has.
+   */
+  bind(
+    slots: readonly (readonly string[] | undefined)[],
+    structs: readonly (readonly string[])[],
+    nulls?: Uint8Array,
+  ): Binding {
+    return {
+      cols: slots.map((segs) => (segs === undefined ? undefined : this.column(segs))),
+      nulls,
+      structs: structs.map((segs) => this.struct(segs.join('.'))),
+    };
+  }
+
+  /**
+   * Appends the record `scanner.values/kinds` describe, laid out by `binding`. Its bytes are
+   * `raw[rawStart..rawEnd)`: noted by position (`sourcePosition`, when the batch resolves raws) or
+   * copied.
    */
   append(
     scanner: ShapeScanner,
-    shape: Shape,
+    binding: Binding,
     seq: number,
-    source: string,
+    source: number,
     line: number,
-    raw: string | Uint8Array,
-    rawStart = 0,
-    rawEnd = 0,
+    raw: Uint8Array,
+    rawStart: number,
+    rawEnd: number,
+    sourcePosition = rawStart,
   ): void {
-    const values = scanner.values;
+    const nums = scanner.nums;
     const kinds = scanner.kinds;
-    const bytes = scanner.bytes;
-    let b = this.bindings.get(shape.id);
-    if (!b) {
-      b = {
-        cols: shape.slots.map((s) => this.column(s.path, s.segments)),
-        structs: shape.structs.map((path) => this.struct(path)),
-      };
-      this.bindings.set(shape.id, b);
-    }
     const row = this.rowCount++;
-    const cols = b.cols;
+    const cols = binding.cols;
+    const nulls = binding.nulls;
+    const byteStart = scanner.byteStart;
+    const byteEnd = scanner.byteEnd;
+    const escapes = scanner.hasEscapes;
     for (let i = 0; i < cols.length; i++) {
-      const c = cols[i]!;
+      const c = cols[i];
+      if (c === undefined) continue;
+      if (row >= c.rowKinds.length) this.growRows(c, row + 1);
       if (c.len < row) pad(c, row);
-      if (row >= c.rowKinds.length) growRows(c, row + 1);
-      const k = kinds[i]!;
+      const k = nulls !== undefined && nulls[i] === 1 ? SlotKind.Null : kinds[i]!;
       c.rowKinds[row] = k;
       c.kinds |= 1 << k;
       if (k === SlotKind.String) {
-        const from = scanner.byteStart[i]!;
-        const len = scanner.byteEnd[i]! - from;
-        if (c.heapLen + len > c.heap.length) c.heap = grow(c.heap, c.heapLen + len);
+        const bytes = escapes ? scanner.bytesOf(i) : scanner.bytes;
+        const from = byteStart[i]!;
+        const len = byteEnd[i]! - from;
+        if (c.heapLen + len > c.heap.length) this.growHeap(c, c.heapLen + len);
         const h = c.heap;
         let at = c.heapLen;
-        for (let j = 0; j < len; j++) h[at++] = bytes[from + j]!;
+        if (len < 24) for (let j = 0; j < len; j++) h[at++] = bytes[from + j]!;
+        else {
+          h.set(bytes.subarray(from, from + len), at);
+          at += len;
+        }
         c.heapLen = at;
-        if (!c.ends) c.ends = new Int32Array(c.rowKinds.length);
+        if (c.ends === undefined) {
+          c.ends = new Int32Array(c.rowKinds.length);
+          this.held += c.rowKinds.length * 4;
+        }
       } else if (k !== SlotKind.Null && k !== SlotKind.EmptyList) {
-        const v = values[i];
-        if (!c.nums) c.nums = new Float64Array(c.rowKinds.length);
-        c.nums[row] = v === true ? 1 : v === false ? 0 : (v as number);
+        if (c.nums === undefined) {
+          c.nums = new Float64Array(c.rowKinds.length);
+          this.held += c.rowKinds.length * 8;
+        }
+        c.nums[row] = nums[i]!;
       }
-      if (c.ends) c.ends[row] = c.heapLen;
+      if (c.ends !== undefined) c.ends[row] = c.heapLen;
       c.len = row + 1;
     }
-    for (const s of b.structs) {
-      const pr = s.present;
-      while (pr.length < row) pr.push(0);
-      pr.push(1);
+    const structs = binding.structs;
+    for (let i = 0; i < structs.length; i++) {
+      const s = structs[i]!;
+      if (row >= s.present.length) {
+        const grown = new Uint8Array(Math.max(row + 1, s.present.length * 2));
+        grown.set(s.present);
+        this.held += grown.length - s.present.length;
+        s.present = grown;
+      }
+      s.present[row] = 1;
+      s.len = row + 1;
     }
-    this.seqs.push(seq);
-    this.lineNos.push(line);
-    this.raws.push(raw);
-    this.rawStart.push(rawStart);
-    this.rawEnd.push(rawEnd);
-    if (this.sources.at(-1) !== source) this.sources.push(source);
-    this.sourceIdx.push(this.sources.length - 1);
+    if (row >= this.seqs.length) this.growProvenance(row + 1);
+    this.seqs[row] = seq;
+    this.lineNos[row] = line;
+    this.sourceIdx[row] = source;
+    const len = rawEnd - rawStart;
+    this.rawLen[row] = len;
+    if (this.resolveRaw) this.rawPos[row] = sourcePosition;
+    else {
+      const need = this.rawHeapLen + len;
+      if (this.rawHeap === undefined || need > this.rawHeap.length) {
+        const grown = new Uint8Array(Math.max(need, (this.rawHeap?.length ?? 4096) * 2));
+        if (this.rawHeap) grown.set(this.rawHeap.subarray(0, this.rawHeapLen));
+        this.held += grown.length - (this.rawHeap?.length ?? 0);
+        this.rawHeap = grown;
+      }
+      this.rawHeap.set(raw.subarray(rawStart, rawEnd), this.rawHeapLen);
+      this.rawPos[row] = this.rawHeapLen;
+      this.rawHeapLen = need;
+    }
   }
 
-  private column(path: string, segments: readonly string[]): ColumnAcc {
+  /**
+   * Moves everything appended so far into a batch of its own (to flush), and leaves this one
+   * empty, its bindings still valid.
+   */
+  detach(): ColumnarTableBatch {
+    const out = new ColumnarTableBatch(this.sources, this.resolveRaw);
+    out.rowCount = this.rowCount;
+    for (const [path, c] of this.columns) {
+      if (c.kinds === 0 && c.len === 0) continue;
+      out.columns.set(path, { ...c });
+      c.len = 0;
+      c.kinds = 0;
+      c.rowKinds = new Uint8Array(INITIAL_ROWS_WIDE);
+      c.nums = undefined;
+      c.heap = new Uint8Array(INITIAL_ROWS_WIDE * 8);
+      c.heapLen = 0;
+      c.ends = undefined;
+      delete c.micros;
+      delete c.days;
+    }
+    for (const [path, s] of this.structs) {
+      if (s.len === 0) continue;
+      out.structs.set(path, { path, present: s.present, len: s.len });
+      s.present = new Uint8Array(INITIAL_ROWS_WIDE);
+      s.len = 0;
+    }
+    out.seqs = this.seqs;
+    out.lineNos = this.lineNos;
+    out.sourceIdx = this.sourceIdx;
+    out.rawPos = this.rawPos;
+    out.rawLen = this.rawLen;
+    out.rawHeap = this.rawHeap;
+    out.rawHeapLen = this.rawHeapLen;
+    out.held = this.held;
+    this.rowCount = 0;
+    this.seqs = new Float64Array(INITIAL_PROVENANCE);
+    this.lineNos = new Int32Array(INITIAL_PROVENANCE);
+    this.sourceIdx = new Int32Array(INITIAL_PROVENANCE);
+    this.rawPos = new Float64Array(INITIAL_PROVENANCE);
+    this.rawLen = new Int32Array(INITIAL_PROVENANCE);
+    this.rawHeap = undefined;
+    this.rawHeapLen = 0;
+    this.held =
+      INITIAL_PROVENANCE * 28 + (this.columns.size + this.structs.size) * columnBytes(INITIAL_ROWS_WIDE);
+    return out;
+  }
+
+  private column(segments: readonly string[]): ColumnAcc {
+    const path = segments.join('.');
     let c = this.columns.get(path);
     if (!c) {
       const rows = this.columns.size < ROOMY_COLUMNS ? INITIAL_ROWS : INITIAL_ROWS_WIDE;
@@ -200,6 +357,7 @@ export class ColumnarTableBatch {
         ends: undefined,
         kinds: 0,
       };
+      this.held += columnBytes(rows);
       this.columns.set(path, c);
     }
     return c;
@@ -208,10 +366,44 @@ export class ColumnarTableBatch {
   private struct(path: string): StructAcc {
     let s = this.structs.get(path);
     if (!s) {
-      s = { path, present: [] };
+      s = { path, present: new Uint8Array(INITIAL_ROWS_WIDE), len: 0 };
+      this.held += INITIAL_ROWS_WIDE;
       this.structs.set(path, s);
     }
     return s;
+  }
+
+  private growRows(c: ColumnAcc, need: number): void {
+    const before = c.rowKinds.length;
+    growRows(c, need);
+    const added = c.rowKinds.length - before;
+    this.held += added * (1 + (c.nums ? 8 : 0) + (c.ends ? 4 : 0));
+  }
+
+  private growHeap(c: ColumnAcc, need: number): void {
+    const before = c.heap.length;
+    c.heap = grow(c.heap, need);
+    this.held += c.heap.length - before;
+  }
+
+  private growProvenance(need: number): void {
+    const n = Math.max(need, this.seqs.length * 2);
+    const f64 = (a: Float64Array) => {
+      const out = new Float64Array(n);
+      out.set(a);
+      return out;
+    };
+    const i32 = (a: Int32Array) => {
+      const out = new Int32Array(n);
+      out.set(a);
+      return out;
+    };
+    this.held += (n - this.seqs.length) * 28;
+    this.seqs = f64(this.seqs);
+    this.rawPos = f64(this.rawPos);
+    this.lineNos = i32(this.lineNos);
+    this.sourceIdx = i32(this.sourceIdx);
+    this.rawLen = i32(this.rawLen);
   }
 
   /**
@@ -325,7 +517,7 @@ export class ColumnarTableBatch {
           const s = this.structs.get(path);
           if (this.columns.has(path) && (this.columns.get(path)!.kinds & ~NO_VALUE) !== 0) return false;
           const valid = new Uint8Array(n);
-          if (s) for (let i = 0; i < s.present.length; i++) valid[i] = s.present[i]!;
+          if (s) valid.set(s.present.subarray(0, Math.min(s.len, n)));
           if (f.required && valid.includes(0)) return false;
           structValid.set(f.id, valid);
           if (!visit(t.fields, path)) return false;

@@ -1,9 +1,10 @@
 /**
- * The columnar fast path of a load: clean records scanned from bytes into typed columns, staged
+ * Staging the columnar fast path's records: a table's batch of columns (engine/columnar-batch.ts,
+ * filled by engine/fast-path.ts) inferred, fitted to the table, converted and written as Parquet,
  * without an object per record. Anything that needs the generic path's rules falls back to it.
  */
 
-import { type FloeConfig, hasRecordRules, hintsFor, partitionCandidatesFor, upsertFor } from '../config.ts';
+import { hintsFor, partitionCandidatesFor } from '../config.ts';
 import { ErrorKind, isFloeError } from '../errors.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
 import type { PartitionSpec } from '../iceberg/partition-spec.ts';
@@ -22,11 +23,9 @@ import {
 import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
 import { deleteQuietly } from '../ports/object-store.ts';
 import { type JsonValue, parseJsonRecord } from '../records/json-line.ts';
-import { type Shape, ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
-import type { RouteResult, Router } from '../routing/index.ts';
 import { type FitOptions, fitToExisting } from '../schema/fit.ts';
 import { columnNeeds } from '../schema/promote.ts';
-import { ColumnarTableBatch, gatherRows, partitionGroups } from './columnar-batch.ts';
+import { type ColumnarTableBatch, gatherRows, partitionGroups } from './columnar-batch.ts';
 import type { LoadDeps, PendingRecord, TableLoadResult } from './load-types.ts';
 import { schemaColumnPaths } from './record-rules.ts';
 import {
@@ -40,143 +39,6 @@ import {
   tableResult,
   UseGenericPath,
 } from './table-staging.ts';
-
-/**
- * The fast path routes by a plain top-level routing field only (templates need whole records),
- * and does not apply field lists or guards: with any configured, every record takes the generic
- * path (which applies them; see record-rules.ts).
- */
-export function fastRouting(cfg: FloeConfig): boolean {
-  return (
-    !hasRecordRules(cfg) &&
-    cfg.routing.tableField === undefined &&
-    cfg.routing.template === undefined &&
-    !cfg.routing.routingField.includes('.')
-  );
-}
-
-export type FailedRoute = Extract<RouteResult, { ok: false }>;
-
-export class FastPath {
-  readonly tables = new Map<string, ColumnarTableBatch>();
-  private readonly scanner: ShapeScanner;
-  private readonly routes = new Map<string, RouteResult>();
-  /** Routing values seen, as UTF-8 bytes, with their route (a handful of event types). */
-  private readonly byteRoutes: { readonly bytes: Uint8Array; readonly route: RouteResult }[] = [];
-
-  private byBytes(buf: Uint8Array, start: number, end: number): RouteResult | undefined {
-    const n = end - start;
-    outer: for (const r of this.byteRoutes) {
-      const b = r.bytes;
-      if (b.length !== n) continue;
-      for (let i = 0; i < n; i++) if (b[i] !== buf[start + i]) continue outer;
-      return r.route;
-    }
-    return undefined;
-  }
-
-  private rememberBytes(buf: Uint8Array, start: number, end: number, route: RouteResult): void {
-    if (this.byBytes(buf, start, end) === undefined)
-      this.byteRoutes.push({ bytes: buf.slice(start, end), route });
-  }
-  private readonly routingSlot = new Map<number, number>();
-  private readonly field: string;
-  /** Upsert tables: their records are read as changes (operation, envelope) by the generic path. */
-  private readonly isUpsert: (table: string) => boolean;
-
-  constructor(
-    cfg: FloeConfig,
-    private readonly router: Router,
-  ) {
-    this.field = cfg.routing.routingField;
-    this.isUpsert = (table) => upsertFor(cfg, table) !== undefined;
-    this.scanner = new ShapeScanner({ maxDepth: cfg.limits.maxNestingDepth });
-  }
-
-  /**
-   * true: taken; a failed route: dead-letter it; undefined: use the generic path (also when the
-   * scan throws for a reason nobody foresaw: the generic path then isolates the record).
-   */
-  take(raw: string, seq: number, source: string, line: number): true | FailedRoute | undefined {
-    let shape: Shape | undefined;
-    try {
-      shape = this.scanner.scan(raw);
-    } catch {
-      return undefined;
-    }
-    return shape ? this.place(shape, seq, source, line, raw) : undefined;
-  }
-
-  /** As `take`, for the record at `chunk[start..end)`. */
-  takeBytes(
-    chunk: Uint8Array,
-    start: number,
-    end: number,
-    seq: number,
-    source: string,
-    line: number,
-  ): true | FailedRoute | undefined {
-    let shape: Shape | undefined;
-    try {
-      shape = this.scanner.scanBytes(chunk, start, end);
-    } catch {
-      return undefined;
-    }
-    return shape ? this.place(shape, seq, source, line, chunk, start, end) : undefined;
-  }
-
-  private place(
-    shape: Shape,
-    seq: number,
-    source: string,
-    line: number,
-    raw: string | Uint8Array,
-    rawStart = 0,
-    rawEnd = 0,
-  ): true | FailedRoute | undefined {
-    let slot = this.routingSlot.get(shape.id);
-    if (slot === undefined) {
-      slot = shape.slots.findIndex((s) => s.path === this.field);
-      this.routingSlot.set(shape.id, slot);
-    }
-    let route: RouteResult | undefined;
-    const sc = this.scanner;
-    if (slot >= 0 && sc.kinds[slot] === SlotKind.String) {
-      // Recognise the routing value by its bytes: no string per record for the common values.
-      route = this.byBytes(sc.bytes, sc.byteStart[slot]!, sc.byteEnd[slot]!);
-    }
-    const v =
-      route !== undefined || slot < 0
-        ? undefined
-        : sc.kinds[slot] === SlotKind.String
-          ? sc.stringAt(slot)
-          : sc.values[slot];
-    if (route !== undefined) {
-      // found by bytes
-    } else if (typeof v === 'string') {
-      let cached = this.routes.get(v);
-      if (!cached) {
-        cached = this.router({ [this.field]: v });
-        this.routes.set(v, cached);
-      }
-      route = cached;
-    } else {
-      route = this.router(slot >= 0 ? { [this.field]: v } : {});
-    }
-    if (!route.ok) return route;
-    if (this.isUpsert(route.table)) return undefined;
-    if (slot >= 0 && sc.kinds[slot] === SlotKind.String && this.byteRoutes.length < 64) {
-      this.rememberBytes(sc.bytes, sc.byteStart[slot]!, sc.byteEnd[slot]!, route);
-    }
-    let batch = this.tables.get(route.table);
-    if (!batch) {
-      batch = new ColumnarTableBatch();
-      this.tables.set(route.table, batch);
-    }
-    batch.append(this.scanner, shape, seq, source, line, raw, rawStart, rawEnd);
-    return true;
-  }
-}
 
 /**
  * Loads a table whose records all came through the fast path, or returns undefined (having
@@ -323,9 +185,18 @@ export async function writeColumnarFiles(
   return settleAll(puts);
 }
 
-/** The fast path's records as generic records (re-parsed), when a table needs the generic path. */
-export function reparse(batch: ColumnarTableBatch): PendingRecord[] {
-  return batch.provenance.map((p) => ({ ...p, value: parseJsonRecord(p.raw) as Record<string, JsonValue> }));
+/**
+ * The fast path's records as generic records (re-parsed), when a table needs the generic path;
+ * `reshape` gives each the shape the field lists gave it on the fast path (`RecordRules.project`).
+ */
+export async function reparse(
+  batch: ColumnarTableBatch,
+  reshape?: (value: Record<string, JsonValue>) => Record<string, JsonValue>,
+): Promise<PendingRecord[]> {
+  return (await batch.provenance()).map((p) => {
+    const value = parseJsonRecord(p.raw) as Record<string, JsonValue>;
+    return { ...p, value: reshape ? reshape(value) : value };
+  });
 }
 
 export function mergeBySeq(a: PendingRecord[], b: PendingRecord[]): PendingRecord[] {

@@ -18,6 +18,12 @@ export interface LoadSource {
    * scanned straight from the bytes, and only lines that need the generic path are decoded).
    */
   readonly chunks?: AsyncIterable<Uint8Array>;
+  /**
+   * The source's bytes `[start, end)` read again (a file), so the load keeps no copy of any
+   * record: a dead letter or the generic path reads its text back when it needs it. Without it
+   * (every source must have one) the load keeps a copy of each record's bytes until it is written.
+   */
+  readonly readRange?: (start: number, end: number) => Promise<Uint8Array>;
 }
 
 export type LoadProgress =
@@ -40,6 +46,13 @@ export interface LoadDeps extends CommitDeps {
   readonly history?: LoadHistory;
   /** Rows per Parquet file within one partition (default 1,000,000). */
   readonly maxRowsPerFile?: number;
+  /**
+   * Bytes of unwritten records the load may hold (the fast path's columns, the generic path's
+   * parsed records) before it writes its largest tables as parts (default in load-run.ts).
+   */
+  readonly memoryBudgetBytes?: number;
+  /** Unwritten bytes of one table past which it is written as a part (default in load-run.ts). */
+  readonly partBytes?: number;
   /**
    * Scan clean records straight into columns (default true). Off: every record takes the generic
    * path. Both give the same tables; the switch exists for tests and as a safety valve.

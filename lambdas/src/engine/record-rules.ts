@@ -19,6 +19,7 @@ import type { IcebergType, NestedField, StructType } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
 import type { Catalog } from '../ports/catalog.ts';
 import { JsonNumberText, type JsonObject, type JsonValue } from '../records/json-line.ts';
+import type { Shape } from '../records/shape-scanner.ts';
 import { columnNameOf } from '../schema/column-name.ts';
 import { DeadLetterReason } from './dead-letters.ts';
 
@@ -211,6 +212,62 @@ function compileFields(r: FieldRules): CompiledFields {
   };
 }
 
+/**
+ * What a table's field lists make of one record layout of the fast path (a scanner `Shape`):
+ * the same decisions `RecordRules.check` takes for each record, taken once per layout.
+ */
+export interface ShapeRules {
+  /** Per scanner slot: its column path, or undefined when a field list drops it. */
+  readonly slots: readonly (readonly string[] | undefined)[];
+  /** 1 where a slot is kept but stored as null (`only` listing paths below a scalar). */
+  readonly nulls: Uint8Array | undefined;
+  /** The nested objects that remain (column paths). */
+  readonly structs: readonly (readonly string[])[];
+  /** Every record of the layout is refused so (a kept field it lacks, the depth guard). */
+  readonly refusal?: { readonly reason: DeadLetterReason; readonly detail: string };
+  /** Slots that must hold a value (`keep`): a record where one is null or `[]` is refused. */
+  readonly keep: readonly { readonly slot: number; readonly path: string }[];
+  /** Slots whose `[]` would take the record past the depth guard (with field lists only). */
+  readonly deepLists: readonly number[];
+  /** The layout's nesting depth without its empty lists (what the depth guard counts). */
+  readonly depth: number;
+  /** A remaining object holds nothing: the generic path knows what `{}` means. */
+  readonly needsGeneric?: true;
+}
+
+/** Identity rules for a layout: every slot to its column path, nothing checked. */
+export function shapeAsIs(shape: Shape): ShapeRules {
+  return {
+    slots: shape.slots.map((s) => s.segments),
+    nulls: undefined,
+    structs: shape.structNodes.map((s) => s.segments),
+    keep: [],
+    deepLists: [],
+    depth: 0,
+  };
+}
+
+/** The depth guard's dead-letter detail. */
+export function depthGuardDetail(table: string, depth: number, limit: number): string {
+  return `guard maxNestingDepth: table '${table}': record nests ${depth} levels, limit ${limit}`;
+}
+
+type Walk = 'keep' | 'drop' | 'null';
+
+/** Where `segments` ends under a drop (`only` false) or only (`only` true) trie. */
+function walkTrie(trie: Trie, segments: readonly string[], only: boolean, scalar: boolean): Walk {
+  let node: Trie = trie;
+  for (const seg of segments) {
+    const rule = node.get(seg);
+    if (rule === true) return only ? 'keep' : 'drop';
+    if (rule === undefined) return only ? 'drop' : 'keep';
+    node = rule;
+  }
+  // The path ends above listed ones: a drop list keeps it; an only list keeps an object (its
+  // listed children decide) and makes a scalar null.
+  return only && scalar ? 'null' : 'keep';
+}
+
 /** Field lists and guards for one load; create with {@link RecordRules.create}. */
 export class RecordRules {
   private readonly allow: RegExp | undefined;
@@ -249,6 +306,131 @@ export class RecordRules {
     return f;
   }
 
+  /** `guards.allowTables`' verdict on a table (undefined: allowed). */
+  tableRefusal(table: string): { readonly reason: DeadLetterReason; readonly detail: string } | undefined {
+    if (this.allow === undefined || this.allow.test(table)) return undefined;
+    return {
+      reason: DeadLetterReason.GuardAllowTables,
+      detail: `guard allowTables: table '${table}' does not match /^(?:${this.cfg.guards?.allowTables})$/`,
+    };
+  }
+
+  /**
+   * `guards.maxTables` for a record that passed every other rule: undefined when its table is
+   * known or still fits (it then counts), else the refusal.
+   */
+  admitTable(table: string): { readonly reason: DeadLetterReason; readonly detail: string } | undefined {
+    const g = this.cfg.guards;
+    if (g?.maxTables === undefined || this.tables.has(table)) return undefined;
+    if (this.tables.size >= g.maxTables) {
+      return {
+        reason: DeadLetterReason.GuardMaxTables,
+        detail: `guard maxTables: table '${table}' would be table ${this.tables.size + 1} in namespace '${this.cfg.namespace}', limit ${g.maxTables}`,
+      };
+    }
+    this.tables.add(table);
+    return undefined;
+  }
+
+  /**
+   * The table's field lists and the depth guard applied to a record layout, as `check` applies
+   * them to each record of it: which slots and objects remain, which must hold a value.
+   */
+  bindShape(shape: Shape, table: string): ShapeRules {
+    const f = this.fieldsFor(table);
+    const n = shape.slots.length;
+    const slots: (readonly string[] | undefined)[] = new Array(n);
+    let nulls: Uint8Array | undefined;
+    for (let i = 0; i < n; i++) {
+      const segs = shape.slots[i]!.segments;
+      let w: Walk = 'keep';
+      if (f.drop) w = walkTrie(f.drop, segs, false, true);
+      if (w === 'keep' && f.only) w = walkTrie(f.only, segs, true, true);
+      slots[i] = w === 'drop' ? undefined : segs;
+      if (w === 'null') {
+        nulls ??= new Uint8Array(n);
+        nulls[i] = 1;
+      }
+    }
+    const structs: (readonly string[])[] = [];
+    for (const st of shape.structNodes) {
+      let w: Walk = 'keep';
+      if (f.drop) w = walkTrie(f.drop, st.segments, false, false);
+      if (w === 'keep' && f.only) w = walkTrie(f.only, st.segments, true, false);
+      if (w === 'keep') structs.push(st.segments);
+    }
+    // An object left with nothing in it (its members all dropped): `{}`'s rules are the generic path's.
+    const holds = new Set<string>();
+    for (let i = 0; i < n; i++) {
+      const segs = slots[i];
+      if (segs === undefined) continue;
+      for (let k = 1; k < segs.length; k++) holds.add(segs.slice(0, k).join('.'));
+    }
+    for (const st of structs) {
+      for (let k = 1; k < st.length; k++) holds.add(st.slice(0, k).join('.'));
+    }
+    const needsGeneric = structs.some((st) => !holds.has(st.join('.'))) ? (true as const) : undefined;
+    // `keep`: a listed path is a remaining slot (checked per record), a remaining object (always
+    // there), or missing from every record of the layout.
+    const keep: { slot: number; path: string }[] = [];
+    const missing: string[] = [];
+    for (const parts of f.keep ?? []) {
+      const path = parts.join('.');
+      const slot = slots.findIndex(
+        (segs, i) => segs !== undefined && nulls?.[i] !== 1 && segs.join('.') === path,
+      );
+      if (slot >= 0) keep.push({ slot, path });
+      else if (!structs.some((st) => st.join('.') === path)) missing.push(path);
+    }
+    const base = { slots, nulls, structs, keep, ...(needsGeneric ? { needsGeneric } : {}) };
+    // With field lists the depth guard judges what remains (readerDepthLimit): objects count one
+    // level each, and so does an empty list. It is checked before `keep`, as `check` does.
+    const deepLists: number[] = [];
+    let depth = 1;
+    if (this.cfg.fields !== undefined) {
+      const limit = this.cfg.limits.maxNestingDepth;
+      for (let i = 0; i < n; i++) {
+        const segs = slots[i];
+        if (segs === undefined) continue;
+        depth = Math.max(depth, segs.length);
+        if (nulls?.[i] !== 1 && segs.length + 1 > limit) deepLists.push(i);
+      }
+      for (const st of structs) depth = Math.max(depth, st.length + 1);
+      if (depth > limit) {
+        return {
+          ...base,
+          deepLists: [],
+          depth,
+          refusal: { reason: DeadLetterReason.GuardMaxDepth, detail: depthGuardDetail(table, depth, limit) },
+        };
+      }
+    }
+    if (missing.length > 0) {
+      return {
+        ...base,
+        deepLists: [],
+        depth,
+        refusal: {
+          reason: DeadLetterReason.MissingKeptField,
+          detail: `table '${table}': kept field ${missing.join(', ')} missing or null (fields keep)`,
+        },
+      };
+    }
+    return { ...base, deepLists, depth };
+  }
+
+  /**
+   * Only the field lists of `check` (drop, then only): a record the fast path admitted, read
+   * back as a generic record, gets the shape `check` would have given it.
+   */
+  project(record: Record<string, JsonValue>, table: string): Record<string, JsonValue> {
+    const f = this.fieldsFor(table);
+    let value = record;
+    if (f.drop) value = project(value, f.drop, false) as Record<string, JsonValue>;
+    if (f.only) value = project(value, f.only, true) as Record<string, JsonValue>;
+    return value;
+  }
+
   /** Applies every rule to a record routed to `table`. */
   async check(record: Record<string, JsonValue>, table: string): Promise<RuleResult> {
     const g = this.cfg.guards;
@@ -267,12 +449,7 @@ export class RecordRules {
       // judges what remains after them.
       const depth = nestingDepth(value);
       const limit = this.cfg.limits.maxNestingDepth;
-      if (depth > limit) {
-        return fail(
-          DeadLetterReason.GuardMaxDepth,
-          `guard maxNestingDepth: table '${table}': record nests ${depth} levels, limit ${limit}`,
-        );
-      }
+      if (depth > limit) return fail(DeadLetterReason.GuardMaxDepth, depthGuardDetail(table, depth, limit));
     }
     if (f.keep) {
       const missing = f.keep.filter((p) => !hasValueAt(value, p, 0));

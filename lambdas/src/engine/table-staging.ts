@@ -77,7 +77,7 @@ export async function commitStaged(
 }
 
 /** What staged files depend on: the schema, the spec and where the table's data lives. */
-function stagingKey(m: TableMetadata): string {
+export function stagingKey(m: TableMetadata): string {
   return `${m['current-schema-id']}/${m['last-column-id']}/${m['default-spec-id']}/${m['last-partition-id']}@${m.location}`;
 }
 

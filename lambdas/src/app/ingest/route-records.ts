@@ -7,8 +7,9 @@
  * per record), and it awaits only the schema registry and the rules (when the config has some).
  */
 import { type FloeConfig, hasRecordRules, readerDepthLimit, upsertFor } from '../../config.ts';
-import { FastPath, fastRouting } from '../../engine/columnar-stage.ts';
+import { ColumnarTableBatch } from '../../engine/columnar-batch.ts';
 import { type DeadLetter, DeadLetterReason } from '../../engine/dead-letters.ts';
+import { FastPath } from '../../engine/fast-path.ts';
 import { RecordRules, type RuleResult, type TypedRuleResult } from '../../engine/record-rules.ts';
 import { errorText } from '../../engine/row-files.ts';
 import { readChange } from '../../records/change-event.ts';
@@ -92,9 +93,18 @@ async function startRouting(deps: IngestDeps, batch: KinesisBatch): Promise<Rout
   const bySchemaName = compileSchemaNameRouter(cfg.routing);
   const consolidator = compileConsolidation(cfg.consolidate ?? []);
   const rules = hasRecordRules(cfg) ? await RecordRules.create(cfg, deps.catalog) : undefined;
+  const sources = [batch.shardId];
+  // A record's bytes are the batch's: the columns note where, and dead letters read them there.
+  const resolveRaw = (_source: number, position: number, length: number, seq: number) =>
+    batch.records[seq]!.data.subarray(position, position + length);
   const fast =
-    cfg.format === 'json' && deps.fastPath !== false && fastRouting(cfg)
-      ? new FastPath(cfg, router)
+    cfg.format === 'json' && deps.fastPath !== false
+      ? new FastPath({
+          config: cfg,
+          router,
+          ...(rules ? { rules } : {}),
+          batchFor: () => new ColumnarTableBatch(sources, resolveRaw),
+        })
       : undefined;
   const jsonOptions: ParseOptions = { maxDepth: readerDepthLimit(cfg) };
   return {
@@ -143,10 +153,10 @@ function takeBytes(r: Routing, i: number): boolean {
     return true;
   }
   if (!r.fast) return false;
-  const route = r.fast.takeBytes(data, 0, data.length, i, r.batch.shardId, i + 1);
-  if (route === true) return true;
-  if (route === undefined) return false;
-  reject(r, i, routeReason(route.reason), route.detail);
+  const outcome = r.fast.takeBytes(data, 0, data.length, { seq: i, source: 0, line: i + 1, position: 0 });
+  if (outcome === true) return true;
+  if (outcome === undefined) return false;
+  reject(r, i, outcome.reason, outcome.detail, outcome.table);
   return true;
 }
 
@@ -289,7 +299,15 @@ function reject(r: Routing, i: number, reason: DeadLetter['reason'], detail: str
 function workFor(r: Routing, table: string): TableWork {
   let w = r.work.get(table);
   if (!w) {
-    w = { table, json: [], avro: [], transformed: new Map(), ops: new Map() };
+    const rules = r.rules;
+    w = {
+      table,
+      json: [],
+      avro: [],
+      transformed: new Map(),
+      ops: new Map(),
+      ...(rules ? { reshape: (value: JsonObject) => rules.project(value, table) } : {}),
+    };
     r.work.set(table, w);
   }
   return w;

@@ -1,10 +1,11 @@
 /** What routing a batch gives the steps after it: each table's work, and what cannot land. */
 
-import type { FastPath } from '../../engine/columnar-stage.ts';
+import type { FastPath } from '../../engine/fast-path.ts';
 import type { PendingRecord } from '../../engine/load-types.ts';
 import type { DeadLetterRecord } from '../../ports/dead-letters.ts';
 import type { ChangeOp } from '../../records/change-event.ts';
 import type { DecodedAvro } from '../../records/decode.ts';
+import type { JsonObject } from '../../records/json-line.ts';
 import type { KinesisBatch } from '../../records/kinesis-event.ts';
 import type { IngestFailure } from './result.ts';
 
@@ -22,6 +23,8 @@ export interface TableWork {
   readonly transformed: Map<number, string>;
   /** Upsert tables: index → what the record does to its key's row. */
   readonly ops: Map<number, ChangeOp>;
+  /** The table's field lists (when the config has rules): a fast-path record read back as JSON gets them. */
+  readonly reshape?: (value: JsonObject) => JsonObject;
 }
 
 /** The batch routed: each table's work, the fast path's columns, and what cannot land. */

@@ -12,8 +12,10 @@ import { supportsColumnar } from '../../parquet/index.ts';
 import type { LoadedTable } from '../../ports/catalog.ts';
 import type { DeadLetterRecord } from '../../ports/dead-letters.ts';
 import { deleteQuietly } from '../../ports/object-store.ts';
+import { formatJsonRecord } from '../../records/json-line.ts';
 import { StructInferrer } from '../../schema/infer.ts';
 import { letter } from './letters.ts';
+import type { TableWork } from './routed.ts';
 import { NOTHING_STAGED, type StagedPart, type StageInput, type WrittenFile } from './staged-part.ts';
 
 /** The JSON records: the columnar fast path when the batch fits the table as it is, else the generic path. */
@@ -31,9 +33,21 @@ export async function stageJson(
   if (columnar && columnar.rowCount > 0) {
     const fitted = t.base && json.length === 0 ? await columnarFits(t, t.base, columnar) : undefined;
     if (fitted) return { files: fitted, rejected: [], pending: [], path: 'columnar' };
-    json = mergeBySeq(json, reparse(columnar));
+    json = mergeBySeq(json, await readBack(t.work, columnar));
   }
   return json.length > 0 ? await stageGeneric(t, json) : NOTHING_STAGED;
+}
+
+/**
+ * The fast path's records of a table as JSON records, shaped by its field lists as the fast path
+ * took them (a reshaped record is written as reshaped: `transformed`).
+ */
+export async function readBack(w: TableWork, columnar: ColumnarTableBatch): Promise<PendingRecord[]> {
+  const reshape = w.reshape;
+  if (!reshape) return reparse(columnar);
+  const records = await reparse(columnar, reshape);
+  for (const p of records) w.transformed.set(p.seq, formatJsonRecord(p.value));
+  return records;
 }
 
 /** Writes the fast path's columns as data files when the batch needs no change to the table. */

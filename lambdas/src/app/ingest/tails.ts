@@ -3,10 +3,11 @@
  * see the ingest app's module doc).
  */
 
-import { mergeBySeq, reparse } from '../../engine/columnar-stage.ts';
+import { mergeBySeq } from '../../engine/columnar-stage.ts';
 import { compareSequence } from '../../ports/ledger.ts';
 import type { IngestDeps } from './deps.ts';
 import type { Routed, TableWork } from './routed.ts';
+import { readBack } from './stage-json.ts';
 
 /** Starts reading the chain tails of the shard (table → last sequence number); await it when needed. */
 export function readTails(deps: IngestDeps, shardId: string): Promise<Map<string, string>> {
@@ -16,16 +17,16 @@ export function readTails(deps: IngestDeps, shardId: string): Promise<Map<string
 }
 
 /** Drops from each table's work the records its chain already covers; returns how many. */
-export function skipStaged(routed: Routed, tails: ReadonlyMap<string, string>): number {
+export async function skipStaged(routed: Routed, tails: ReadonlyMap<string, string>): Promise<number> {
   let skipped = 0;
   for (const w of routed.work.values()) {
     const tail = tails.get(w.table);
-    if (tail !== undefined) skipped += skipTable(routed, w, tail);
+    if (tail !== undefined) skipped += await skipTable(routed, w, tail);
   }
   return skipped;
 }
 
-function skipTable(routed: Routed, w: TableWork, tail: string): number {
+async function skipTable(routed: Routed, w: TableWork, tail: string): Promise<number> {
   const { records } = routed.batch;
   const isStaged = (i: number) => compareSequence(records[i]!.sequenceNumber, tail) <= 0;
   const before = w.json.length + w.avro.length;
@@ -37,7 +38,7 @@ function skipTable(routed: Routed, w: TableWork, tail: string): number {
     // A retry: rare, so the skipped table takes the generic path.
     // All its rows count as skipped; the unstaged rest joins `json`, netted out just below.
     skipped += columnar.rowCount;
-    const rest = reparse(columnar).filter((p) => !isStaged(p.seq));
+    const rest = (await readBack(w, columnar)).filter((p) => !isStaged(p.seq));
     json = mergeBySeq(json, rest);
     routed.fast?.tables.delete(w.table);
   }

@@ -1,0 +1,466 @@
+/**
+ * The machinery of one `floe load` run (app/load.ts gives its steps): every line is guarded,
+ * taken by the fast path when it can be (engine/fast-path.ts) or parsed, routed and checked by
+ * the generic path, and kept with its table; tables are written in parts when the memory budget
+ * says so (engine/table-load.ts), and committed once each at the end.
+ *
+ * **Memory.** What the run holds is its tables' unwritten records: the fast path's columns (their
+ * typed arrays' capacities, `ColumnarTableBatch.bytes`) and the generic path's parsed records (an
+ * estimate from their text). Past `memoryBudgetBytes` the largest tables are written as parts
+ * until the run holds half of it; a table past `partBytes` is written on its own. The input's
+ * bytes are never kept: a record's text is read back from its file when a dead letter or the
+ * generic path needs it (`LoadSource.readRange`), or copied when the source cannot do that.
+ */
+import { hasRecordRules, readerDepthLimit, tableId, upsertFor } from '../config.ts';
+import { type ChangeOp, readChange } from '../records/change-event.ts';
+import { isTooDeep, JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
+import { invalidUtf8Offset } from '../records/shape-scanner.ts';
+import { compileConsolidation } from '../routing/consolidate.ts';
+import { compileRouter, type RouteResult } from '../routing/index.ts';
+import { forEachBounded } from './bounded.ts';
+import { ColumnarTableBatch, type RawResolver } from './columnar-batch.ts';
+import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
+import { type FastOutcome, FastPath, routeReason } from './fast-path.ts';
+import type { LoadDeps, LoadReport, PendingRecord, TableFailure, TableLoadResult } from './load-types.ts';
+import { RecordRules } from './record-rules.ts';
+import { TableLoad } from './table-load.ts';
+
+/** Bytes of unwritten records a run holds before it writes the largest tables (default). */
+export const DEFAULT_MEMORY_BUDGET_BYTES = 192 * 1024 * 1024;
+/** Unwritten bytes past which one table is written as a part (default). */
+export const DEFAULT_PART_BYTES = 64 * 1024 * 1024;
+/** Tables finished (last part and commit) at the same time. */
+const FINISH_CONCURRENCY = 8;
+/** A parsed record's memory, estimated from its text's length. */
+const GENERIC_BYTES_PER_CHAR = 12;
+
+const utf8 = new TextDecoder('utf-8');
+/** For lines that fail the strict decode: the dead letter keeps a readable copy. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** One table's unwritten records and its writer. */
+interface TableWork {
+  readonly key: string;
+  readonly load: TableLoad;
+  readonly batch: ColumnarTableBatch;
+  generic: PendingRecord[];
+  genericBytes: number;
+  /** Sources (indexes) whose records reached the table. */
+  readonly fedBy: Set<number>;
+  /** While set, the table's dead letters wait here (finishing: released in table order). */
+  hold: DeadLetter[] | undefined;
+}
+
+export interface RunSource {
+  readonly name: string;
+  /** The source's bytes `[start, end)`, read again (for dead letters and the generic path). */
+  readonly readRange?: (start: number, end: number) => Promise<Uint8Array>;
+}
+
+export class LoadRun {
+  lines = 0;
+  readonly dead: Record<string, number> = {};
+  private readonly tables = new Map<string, TableWork>();
+  private readonly fast: FastPath | undefined;
+  private readonly router;
+  private readonly consolidator;
+  private readonly maxBytes: number;
+  private readonly readerDepth: number;
+  private readonly budget: number;
+  private readonly partBytes: number;
+  private readonly names: string[];
+  private readonly resolveRaw: RawResolver | undefined;
+  /** Per source: tables that must not get its records again (the load history). */
+  private readonly skips: ((table: string) => boolean)[] = [];
+  private held = 0;
+
+  private constructor(
+    private readonly deps: LoadDeps,
+    sources: readonly RunSource[],
+    private readonly rules: RecordRules | undefined,
+  ) {
+    const cfg = deps.config;
+    this.router = compileRouter(cfg.routing);
+    this.consolidator = compileConsolidation(cfg.consolidate ?? []);
+    this.maxBytes = cfg.limits.maxRecordBytes;
+    this.readerDepth = readerDepthLimit(cfg);
+    this.budget = deps.memoryBudgetBytes ?? DEFAULT_MEMORY_BUDGET_BYTES;
+    this.partBytes = Math.min(deps.partBytes ?? DEFAULT_PART_BYTES, this.budget);
+    this.names = sources.map((s) => s.name);
+    const ranges = sources.map((s) => s.readRange);
+    this.resolveRaw = ranges.every((r) => r !== undefined)
+      ? (source, position, length) => ranges[source]!(position, position + length)
+      : undefined;
+    this.fast =
+      deps.fastPath === false
+        ? undefined
+        : new FastPath({
+            config: cfg,
+            router: this.router,
+            ...(rules ? { rules } : {}),
+            batchFor: (table) => this.work(table).batch,
+            takes: (table, source) => this.takes(table, source),
+          });
+  }
+
+  static async start(deps: LoadDeps, sources: readonly RunSource[]): Promise<LoadRun> {
+    const rules = hasRecordRules(deps.config)
+      ? await RecordRules.create(deps.config, deps.catalog)
+      : undefined;
+    return new LoadRun(deps, sources, rules);
+  }
+
+  /** Tables that hold source `index` already (load history): its records skip them. */
+  skipFor(index: number, skip: (table: string) => boolean): void {
+    this.skips[index] = skip;
+  }
+
+  /** The tables each source fed (names), for the load history's record. */
+  fedBy(table: string): string[] {
+    return [...(this.tables.get(table)?.fedBy ?? [])].sort((a, b) => a - b).map((i) => this.names[i]!);
+  }
+
+  /**
+   * One line given as bytes, `chunk[start..end)` (no line break), line `line` of source `source`
+   * at offset `position` of it.
+   */
+  takeBytes(
+    chunk: Uint8Array,
+    start: number,
+    end: number,
+    source: number,
+    line: number,
+    position: number,
+  ): Promise<void> | undefined {
+    this.lines++;
+    if (end - start > this.maxBytes) {
+      return this.reject(this.tooLarge(source, line, end - start, utf8.decode(chunk.subarray(start, end))));
+    }
+    if (isBlank(chunk, start, end)) return undefined;
+    const seq = this.lines;
+    const outcome = this.fast?.takeBytes(chunk, start, end, { seq, source, line, position });
+    if (outcome === true) return undefined;
+    return this.slowBytes(chunk, start, end, source, line, seq, outcome);
+  }
+
+  /** A line the fast path did not take: a dead letter, or the generic path. */
+  private async slowBytes(
+    chunk: Uint8Array,
+    start: number,
+    end: number,
+    source: number,
+    line: number,
+    seq: number,
+    outcome: FastOutcome,
+  ): Promise<void> {
+    const bytes = chunk.subarray(start, end);
+    const raw = decodeLine(bytes);
+    if (raw === undefined) {
+      return this.reject({
+        source: this.names[source]!,
+        line,
+        reason: DeadLetterReason.MalformedJson,
+        detail: `invalid UTF-8 at byte ${invalidUtf8Offset(bytes, 0, bytes.length)}: the line is not UTF-8 text`,
+        raw: utf8.decode(bytes),
+      });
+    }
+    if (outcome !== undefined && outcome !== true) {
+      return this.reject({
+        source: this.names[source]!,
+        line,
+        reason: outcome.reason,
+        detail: outcome.detail,
+        raw,
+        ...(outcome.table === undefined ? {} : { table: outcome.table }),
+      });
+    }
+    await this.generic(raw, seq, source, line);
+  }
+
+  /** One line given as text. */
+  async takeText(raw: string, source: number, line: number): Promise<void> {
+    this.lines++;
+    if (raw.trim() === '') return;
+    const bytes = raw.length * 3 > this.maxBytes ? Buffer.byteLength(raw) : 0;
+    if (bytes > this.maxBytes) return this.reject(this.tooLarge(source, line, bytes, raw));
+    const seq = this.lines;
+    const outcome = this.fast?.take(raw, { seq, source, line, position: 0 });
+    if (outcome === true) return;
+    if (outcome !== undefined) {
+      return this.reject({
+        source: this.names[source]!,
+        line,
+        reason: outcome.reason,
+        detail: outcome.detail,
+        raw,
+        ...(outcome.table === undefined ? {} : { table: outcome.table }),
+      });
+    }
+    await this.generic(raw, seq, source, line);
+  }
+
+  /** Called between chunks of input: writes tables as parts while the run holds too much. */
+  async relieve(): Promise<void> {
+    let held = 0;
+    const candidates: TableWork[] = [];
+    for (const w of this.tables.values()) {
+      const b = bytesOf(w);
+      held += b;
+      if (w.load.flushable && b > 0) candidates.push(w);
+    }
+    this.held = held;
+    const big = candidates.filter((w) => bytesOf(w) >= this.partBytes);
+    let chosen = big;
+    if (held > this.budget) {
+      // The largest first, until the run holds half its budget.
+      candidates.sort((a, b) => bytesOf(b) - bytesOf(a));
+      chosen = [];
+      let left = held;
+      for (const w of candidates) {
+        if (left <= this.budget / 2 && bytesOf(w) < this.partBytes) break;
+        chosen.push(w);
+        left -= bytesOf(w);
+      }
+    }
+    if (chosen.length === 0) return;
+    await forEachBounded(chosen, FINISH_CONCURRENCY, (w) => this.writePart(w));
+  }
+
+  /** Bytes of unwritten records the run held at the last `relieve`. */
+  get heldBytes(): number {
+    return this.held;
+  }
+
+  /**
+   * Writes each table's last part and commits it (several tables at a time). One table's failure
+   * (I/O, a conflict budget spent) does not stop the others: its records are reported as not
+   * loaded rather than dead-lettered, since they are not bad input.
+   */
+  async finish(
+    plan: (table: string, fedBy: readonly string[]) => Promise<Readonly<Record<string, string>> | undefined>,
+  ): Promise<{ tables: TableLoadResult[]; failures: TableFailure[] }> {
+    const tables: TableLoadResult[] = [];
+    const failures: TableFailure[] = [];
+    const names = [...this.tables.keys()].sort();
+    // Tables finish several at a time; their dead letters are released in table order, so a
+    // run reports them in the same order every time.
+    for (const name of names) this.tables.get(name)!.hold = [];
+    const done = new Set<string>();
+    let next = 0;
+    const release = async () => {
+      while (next < names.length) {
+        const w = this.tables.get(names[next]!)!;
+        const held = w.hold ?? [];
+        w.hold = undefined;
+        for (const d of held) await this.deps.onDeadLetter(d);
+        if (!done.has(names[next]!)) break;
+        next++;
+      }
+    };
+    await forEachBounded(names, FINISH_CONCURRENCY, async (name) => {
+      const w = this.tables.get(name)!;
+      const records = w.load.rows + w.load.lostRecords + w.batch.rowCount + w.generic.length;
+      try {
+        if (records > 0 || w.load.parts > 0) await this.finishTable(w, records, plan, tables);
+      } catch (error) {
+        failures.push({ table: name, records, error });
+        this.deps.onProgress?.({ kind: 'table-failed', table: name, error });
+      } finally {
+        done.add(name);
+        await release();
+      }
+    });
+    tables.sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));
+    failures.sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));
+    return { tables, failures };
+  }
+
+  private async finishTable(
+    w: TableWork,
+    records: number,
+    plan: (table: string, fedBy: readonly string[]) => Promise<Readonly<Record<string, string>> | undefined>,
+    tables: TableLoadResult[],
+  ): Promise<void> {
+    const name = w.key;
+    this.deps.onProgress?.({ kind: 'table-start', table: name, records });
+    const summary = await plan(name, this.fedBy(name));
+    const batch = w.batch.rowCount > 0 ? w.batch.detach() : undefined;
+    const generic = w.generic;
+    w.generic = [];
+    w.genericBytes = 0;
+    const result = await w.load.finish(batch, generic, summary);
+    tables.push(result);
+    this.deps.onProgress?.({ kind: 'table-done', table: name, result });
+  }
+
+  /** The report's tally. */
+  report(done: { tables: TableLoadResult[]; failures: TableFailure[] }): LoadReport {
+    const rows = done.tables.reduce((n, t) => n + t.rows, 0);
+    return { lines: this.lines, rows, deadLetters: this.dead, ...done };
+  }
+
+  private async writePart(w: TableWork): Promise<void> {
+    const batch = w.batch.rowCount > 0 ? w.batch.detach() : undefined;
+    const generic = w.generic;
+    w.generic = [];
+    w.genericBytes = 0;
+    await w.load.flushPart(batch, generic);
+  }
+
+  /** Whether `table` takes the records of `source` (not when it holds that file already). */
+  private takes(table: string, source: number): boolean {
+    if (this.skips[source]?.(table)) return false;
+    this.work(table).fedBy.add(source);
+    return true;
+  }
+
+  private work(table: string): TableWork {
+    let w = this.tables.get(table);
+    if (!w) {
+      const id = tableId(this.deps.config, table);
+      w = {
+        key: table,
+        load: new TableLoad(
+          this.deps,
+          id,
+          (d) => this.rejectFor(table, d),
+          this.rules && ((value) => this.rules!.project(value, table)),
+        ),
+        batch: new ColumnarTableBatch(this.names, this.resolveRaw),
+        generic: [],
+        genericBytes: 0,
+        fedBy: new Set(),
+        hold: undefined,
+      };
+      this.tables.set(table, w);
+    }
+    return w;
+  }
+
+  /** A table's dead letter: held while its table's are (see `finish`), else passed on. */
+  private async rejectFor(table: string, d: DeadLetter): Promise<void> {
+    const held = this.tables.get(table)?.hold;
+    if (held === undefined) return this.reject(d);
+    this.dead[d.reason] = (this.dead[d.reason] ?? 0) + 1;
+    held.push(d);
+  }
+
+  private async reject(d: DeadLetter): Promise<void> {
+    this.dead[d.reason] = (this.dead[d.reason] ?? 0) + 1;
+    await this.deps.onDeadLetter(d);
+  }
+
+  private tooLarge(source: number, line: number, size: number, raw: string): DeadLetter {
+    return {
+      source: this.names[source]!,
+      line,
+      reason: DeadLetterReason.GuardMaxRecordBytes,
+      detail: `guard maxRecordBytes: record is ${size} bytes, limit ${this.maxBytes}`,
+      raw,
+    };
+  }
+
+  /**
+   * The generic path for one line: parse, check, route, keep the record. An exception nobody
+   * foresaw (a bug in parsing, routing or a rule) is isolated to this line: a `write-failed` dead
+   * letter, and the load goes on.
+   */
+  private async generic(raw: string, seq: number, source: number, line: number): Promise<void> {
+    try {
+      await this.genericLine(raw, seq, source, line);
+    } catch (e) {
+      await this.reject({
+        source: this.names[source]!,
+        line,
+        reason: DeadLetterReason.WriteFailed,
+        detail: `reading the record: ${errText(e)}`,
+        raw,
+      });
+    }
+  }
+
+  private async genericLine(raw: string, seq: number, source: number, line: number): Promise<void> {
+    const refuse = (reason: DeadLetter['reason'], detail: string, table?: string) =>
+      this.reject({
+        source: this.names[source]!,
+        line,
+        reason,
+        detail,
+        raw,
+        ...(table === undefined ? {} : { table }),
+      });
+    let value: JsonValue;
+    try {
+      value = parseJsonRecord(raw, { maxDepth: this.readerDepth });
+    } catch (e) {
+      const deep = isTooDeep(e);
+      return refuse(
+        deep ? DeadLetterReason.GuardMaxDepth : DeadLetterReason.MalformedJson,
+        deep ? `guard maxNestingDepth: record ${errText(e)}` : errText(e),
+      );
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      return refuse(DeadLetterReason.NotAnObject, `expected a JSON object, got ${jsonKindOf(value)}`);
+    let obj = value as Record<string, JsonValue>;
+    const consolidated = this.consolidator?.(obj);
+    if (consolidated && !consolidated.ok)
+      return refuse(DeadLetterReason.ConsolidationFailed, consolidated.detail, consolidated.table);
+    if (consolidated) obj = consolidated.value;
+    const route: RouteResult = consolidated
+      ? { ok: true, table: consolidated.table, rule: 'consolidated' }
+      : this.router(obj);
+    if (!route.ok) return refuse(routeReason(route.reason), route.detail);
+    // Upsert tables: the record is a change; its row (the key alone for a delete) goes on.
+    let op: ChangeOp | undefined;
+    const upsert = upsertFor(this.deps.config, route.table);
+    if (upsert) {
+      const change = readChange(upsert, obj, route.table);
+      if (!change.ok) return refuse(change.reason, change.detail, route.table);
+      op = change.op;
+      obj = change.row;
+    }
+    if (this.rules) {
+      const checked = await this.rules.check(obj, route.table);
+      if (!checked.ok) return refuse(checked.reason, checked.detail, route.table);
+      obj = checked.value;
+    }
+    if (!this.takes(route.table, source)) return;
+    const w = this.work(route.table);
+    w.generic.push({ seq, source: this.names[source]!, line, raw, value: obj, ...(op ? { op } : {}) });
+    w.genericBytes += raw.length * GENERIC_BYTES_PER_CHAR;
+  }
+}
+
+function bytesOf(w: TableWork): number {
+  return w.batch.bytes + w.genericBytes;
+}
+
+function isBlank(b: Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = b[i];
+    if (c !== 32 && c !== 9 && c !== 13) return false;
+  }
+  return true;
+}
+
+/** The line as text, or undefined when it is not valid UTF-8 (never silently U+FFFD). */
+function decodeLine(bytes: Uint8Array): string | undefined {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+function jsonKindOf(v: JsonValue): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'bigint' || typeof v === 'number' || v instanceof JsonNumberText) return 'a number';
+  if (typeof v === 'string') return 'a string';
+  if (typeof v === 'boolean') return 'a boolean';
+  return typeof v;
+}
+
+function errText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
