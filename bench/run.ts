@@ -16,9 +16,12 @@
  *              compaction, compaction memory) (issue 12); ~4 min, so not in the default set
  *   upsert     200,000 change records in 20 loads into a plain and an      bench/upsert.ts
  *              upsert table (records/s, files, query before / after compaction) (issue 13)
+ *   width      `floe load` vs DuckDB process to process: one table, the     bench/width.ts
+ *              mixed sample, ~230 tables (one per origin), growth 1 M → 3 M records; wall time and
+ *              peak RSS of each process (issue 18); ~2.5 min at its 3 M-record default
  *
- * BENCH_ONLY=load|ingest|committer|startup|wide|maintenance|upsert (comma-separated; default all
- * but maintenance; `all` for every one). Sizes: see bench/README.md.
+ * BENCH_ONLY=load|ingest|committer|startup|wide|maintenance|upsert|width (comma-separated; default
+ * all but maintenance; `all` for every one). Sizes: see bench/README.md.
  */
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,9 +33,10 @@ import { benchStartup } from './startup.ts';
 import { benchCommitHistory, benchCommitTables, benchIngest } from './streaming.ts';
 import { benchUpsert } from './upsert.ts';
 import { benchWide } from './wide.ts';
+import { benchWidth } from './width.ts';
 import { startDynalite } from './wiring.ts';
 
-const ALL = ['load', 'ingest', 'committer', 'startup', 'wide', 'maintenance', 'upsert'] as const;
+const ALL = ['load', 'ingest', 'committer', 'startup', 'wide', 'maintenance', 'upsert', 'width'] as const;
 /** `npm run bench` without BENCH_ONLY: the month of maintenance takes ~4 min on its own. */
 const DEFAULT = ALL.filter((b) => b !== 'maintenance');
 const chosen =
@@ -68,6 +72,7 @@ async function main() {
     if (only.includes('wide')) rows.push(...(await benchWide(work)));
     if (only.includes('maintenance')) rows.push(...(await benchMaintenance(work)));
     if (only.includes('upsert')) rows.push(...(await benchUpsert(work)));
+    if (only.includes('width')) rows.push(...(await benchWidth(work)));
   } finally {
     if (process.env.BENCH_KEEP === '1') console.log(`\nkept ${work}`);
     else await fs.rm(work, { recursive: true, force: true });

@@ -26,7 +26,11 @@ export async function build() {
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
     absWorkingDir: ROOT,
-    entryPoints: { 'cli/main': 'lambdas/src/cli/main.ts' },
+    // The load's worker threads run a script of their own (engine/load-workers.ts finds it).
+    entryPoints: {
+      'cli/main': 'lambdas/src/cli/main.ts',
+      'cli/load-worker': 'lambdas/src/engine/load-worker.ts',
+    },
     outdir: DIST,
     chunkNames: 'cli/chunks/[name]-[hash]',
     bundle: true,

@@ -570,8 +570,10 @@ describe('corrupt copies of a Floe table', () => {
     expect(codes(await c.validate({ snapshots: 'none' }))).toEqual(['snapshot_log.order']);
     const d = await copy();
     await d.editMetadata((m) => {
-      const e = (m['metadata-log'] as Json[])[0]!;
-      e['timestamp-ms'] = (e['timestamp-ms'] as bigint) + 3_600_000n;
+      // An entry before the first one but later in time (the log may hold a single entry: a
+      // table created with its first snapshot has one metadata file before its second commit).
+      const log = m['metadata-log'] as Json[];
+      log.unshift({ ...log[0]!, 'timestamp-ms': (log[0]!['timestamp-ms'] as bigint) + 3_600_000n });
     });
     expect(codes(await d.validate({ snapshots: 'none' }))).toEqual(['metadata_log.order']);
     const e = await copy();

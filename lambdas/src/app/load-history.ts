@@ -81,9 +81,26 @@ export interface LoadHistory {
    * undefined when none may. The load writes tables in parts while it reads, so this is decided
    * before any record of the source is kept.
    */
-  beforeSource?(source: string): Promise<((id: TableIdentifier) => boolean) | undefined>;
+  beforeSource?(source: string): Promise<SourceHolders | undefined>;
   /** `sources`: the inputs whose records were routed to the table, in input order. */
   planTable(id: TableIdentifier, sources: readonly string[]): Promise<TablePlan>;
+}
+
+/** The tables that hold a source already (see `LoadHistory.beforeSource`). */
+export interface SourceHolders {
+  /** Every table: the source repeats an earlier input of this load. */
+  readonly all: boolean;
+  /** Tables (`namespace.name`) whose lineage holds the source. */
+  readonly tables: ReadonlySet<string>;
+  /** Called when a table that holds the source is met with a record of it (the user is told). */
+  skipped(id: TableIdentifier): void;
+}
+
+/** Whether `holders` says the table `id` holds the source (telling so, if it does). */
+export function holds(holders: SourceHolders, id: TableIdentifier): boolean {
+  if (!holders.all && !holders.tables.has(tableKey(id))) return false;
+  holders.skipped(id);
+  return true;
 }
 
 export interface TablePlan {
@@ -140,7 +157,7 @@ export class FileLoadHistory implements LoadHistory {
     private readonly options: FileLoadHistoryOptions,
   ) {}
 
-  async beforeSource(source: string): Promise<((id: TableIdentifier) => boolean) | undefined> {
+  async beforeSource(source: string): Promise<SourceHolders | undefined> {
     const { force, sizeOf, fingerprint } = this.options;
     if (force) return undefined;
     let file = this.files.get(source);
@@ -167,7 +184,7 @@ export class FileLoadHistory implements LoadHistory {
       }
       if (other?.hash === file.hash) {
         this.tell(`dup ${source}`, { kind: 'duplicate', source, sameAs: e });
-        return () => true;
+        return { all: true, tables: new Set(), skipped: () => undefined };
       }
     }
     const holders = new Map<string, PastLoad>();
@@ -175,11 +192,14 @@ export class FileLoadHistory implements LoadHistory {
       if (h.load.hash === file.hash && !holders.has(h.table)) holders.set(h.table, h.load);
     }
     if (holders.size === 0) return undefined;
-    return (id) => {
-      const past = holders.get(tableKey(id));
-      if (past === undefined) return false;
-      this.tell(`hit ${source} ${tableKey(id)}`, { kind: 'already-loaded', source, table: id, past });
-      return true;
+    return {
+      all: false,
+      tables: new Set(holders.keys()),
+      skipped: (id) => {
+        const past = holders.get(tableKey(id));
+        if (past)
+          this.tell(`hit ${source} ${tableKey(id)}`, { kind: 'already-loaded', source, table: id, past });
+      },
     };
   }
 
@@ -269,6 +289,6 @@ export class FileLoadHistory implements LoadHistory {
   }
 }
 
-function tableKey(id: TableIdentifier): string {
+export function tableKey(id: TableIdentifier): string {
   return `${id.namespace}.${id.name}`;
 }

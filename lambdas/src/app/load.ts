@@ -26,15 +26,19 @@ export type {
 
 export async function loadSources(deps: LoadDeps, sources: readonly LoadSource[]): Promise<LoadReport> {
   const run = await LoadRun.start(deps, sources);
-  for (let i = 0; i < sources.length; i++) {
-    await skipWhatTablesHold(deps, run, sources[i]!, i);
-    await readSource(deps, run, sources[i]!, i);
+  try {
+    for (let i = 0; i < sources.length; i++) {
+      await skipWhatTablesHold(deps, run, sources[i]!, i);
+      await readSource(deps, run, sources[i]!, i);
+    }
+    const done = await run.finish(async (table, fedBy) => {
+      const plan = await deps.history?.planTable(tableId(deps.config, table), fedBy);
+      return plan?.summary;
+    });
+    return run.report(done);
+  } finally {
+    await run.close();
   }
-  const done = await run.finish(async (table, fedBy) => {
-    const plan = await deps.history?.planTable(tableId(deps.config, table), fedBy);
-    return plan?.summary;
-  });
-  return run.report(done);
 }
 
 /** The tables that already hold the source (load history): its records skip them. */
@@ -44,8 +48,8 @@ async function skipWhatTablesHold(
   src: LoadSource,
   index: number,
 ): Promise<void> {
-  const holds = await deps.history?.beforeSource?.(src.name);
-  if (holds) run.skipFor(index, (table) => holds(tableId(deps.config, table)));
+  const holders = await deps.history?.beforeSource?.(src.name);
+  if (holders) run.skipFor(index, holders);
 }
 
 /** Every line of the source into its table, relieving memory between chunks. */
@@ -54,6 +58,13 @@ async function readSource(deps: LoadDeps, run: LoadRun, src: LoadSource, index: 
   const progress = () => {
     if (n % 50_000 === 0) deps.onProgress?.({ kind: 'read', source: src.name, lines: n });
   };
+  if (src.chunks && run.threads > 0) {
+    await run.readChunks(src.chunks, index, (lines) => {
+      n = lines;
+      deps.onProgress?.({ kind: 'read', source: src.name, lines: n });
+    });
+    return;
+  }
   if (src.chunks) {
     let offset = 0;
     for await (const chunk of src.chunks) {

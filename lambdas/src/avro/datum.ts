@@ -42,6 +42,21 @@ export interface AvroDatumType {
  * type are unwrapped (value or null); logical types are ignored, so decimals/uuids stay bytes.
  */
 export function avroDatumType(schemaJson: unknown): AvroDatumType {
+  // Compiling a schema costs ~1 ms (avsc generates code); a load writes a manifest of the same
+  // schema for every table of a spec's shape, so compiled types are kept by their schema's text.
+  const key = JSON.stringify(schemaJson);
+  const cached = compiled.get(key);
+  if (cached) return cached;
+  const made = compile(schemaJson);
+  if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
+  compiled.set(key, made);
+  return made;
+}
+
+const MAX_COMPILED = 256;
+const compiled = new Map<string, AvroDatumType>();
+
+function compile(schemaJson: unknown): AvroDatumType {
   let type: avsc.Type;
   try {
     type = avsc.Type.forSchema(schemaJson as avsc.Schema, { typeHook: longHook, wrapUnions: 'auto' });

@@ -41,6 +41,10 @@ export interface LoadCommandOptions {
   readonly quiet?: boolean;
   /** Load every file again, even into tables that already hold it. */
   readonly force?: boolean;
+  /** Threads that scan and encode (default: every core). */
+  readonly threads?: number;
+  /** MiB of unwritten records held before the largest tables are written as parts. */
+  readonly memory?: number;
 }
 
 /** Returns the exit code (exit-codes.ts): 0, 3 when lines were dead-lettered, 4 when a table failed. */
@@ -125,11 +129,16 @@ export async function loadCommand(
     }
   };
   const ranges = new FileRanges();
-  const sources: LoadSource[] = [...given.keys()].map((name) => ({
-    name,
-    chunks: fingerprinted(readByteChunks(name), (fp) => fileRead(name, fp)),
-    readRange: (start, end) => ranges.read(name, start, end),
-  }));
+  const sources: LoadSource[] = [];
+  for (const name of given.keys()) {
+    sources.push({
+      name,
+      path: name,
+      size: (await fs.stat(name)).size,
+      chunks: fingerprinted(readByteChunks(name), (fp) => fileRead(name, fp)),
+      readRange: (start, end) => ranges.read(name, start, end),
+    });
+  }
   log(`loading ${sources.length} file(s) into ${wh.dir}`);
   const report = await loadSources(
     {
@@ -142,6 +151,8 @@ export async function loadCommand(
       onDeadLetter,
       history,
       summary: { 'floe.load-id': loadId, 'engine-name': 'floe' },
+      ...(opts.threads === undefined ? {} : { threads: opts.threads }),
+      ...(opts.memory === undefined ? {} : { memoryBudgetBytes: opts.memory * 1024 * 1024 }),
     },
     sources,
   ).finally(() => ranges.close());

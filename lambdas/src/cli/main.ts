@@ -2,7 +2,7 @@
  * The `floe` command line. Each command is a thin shell over app/ and adapters/; errors print
  * one clear line (kind + message) and set a non-zero exit code.
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { isFloeError } from '../errors.ts';
 import type { LoadedTable } from '../ports/catalog.ts';
 import type { TableIo } from '../query/live-rows.ts';
@@ -67,9 +67,24 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     )
     .option('-q, --quiet', 'no progress output')
     .option('--force', 'load every file again, even into tables that already hold it')
+    .option(
+      '--threads <n>',
+      'threads that scan and encode (default: every core; 1: one thread). Inputs under 16 MiB use one',
+      positiveInt('--threads'),
+    )
+    .option(
+      '--memory <mib>',
+      'MiB of unwritten records the load holds before it writes its largest tables as parts (default 192; the process stays within about twice that)',
+      positiveInt('--memory'),
+    )
     .addHelpText(
       'after',
       `
+Memory stays bounded whatever the input: a table's records are written as Parquet files (parts)
+whenever the load holds more than --memory of them, the largest tables first, and every table is
+committed once at the end. A load that stops half-way commits nothing to the tables it had not
+finished; the files it wrote for them are orphans that floe maintain removes.
+
 Running a load again is safe: every commit records the files it loaded (content hash, size,
 name) in its snapshot summary (floe.loaded-files), and a file a table already holds (by
 content, so also a renamed copy) is skipped for that table and said so; the other tables still
@@ -451,6 +466,16 @@ async function loadTableArg(
         return { table: await wh.catalog.loadTable(await resolveTable(wh, ref)), store: wh.store };
       })();
   return { table, io: { read: (uri) => store.get(uri), resolvePath: (uri) => store.pathOf(uri) } };
+}
+
+/** A commander parser for a whole number ≥ 1 that names the option in its error. */
+function positiveInt(option: string): (v: string) => number {
+  return (v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1)
+      throw new InvalidArgumentError(`${option} must be a whole number ≥ 1, got '${v}'`);
+    return n;
+  };
 }
 
 export async function main(argv: string[]): Promise<number> {

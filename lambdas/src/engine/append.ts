@@ -181,6 +181,75 @@ export async function commitAppend(deps: CommitDeps, req: AppendRequest): Promis
   }
 }
 
+/**
+ * Creates a new table with its first snapshot in one metadata file (Java's create transaction):
+ * the manifests and the manifest list of `prepared`'s files, then `metadata` with that snapshot,
+ * registered by `createTable`. `'unsupported'` when the catalog cannot (`createsWithData`);
+ * `'exists'` when another writer created the table first (the files written for it are deleted:
+ * nothing references them).
+ */
+export async function createWithAppend(
+  deps: CommitDeps,
+  id: TableIdentifier,
+  metadata: TableMetadata,
+  prepared: PreparedAppend,
+  summary?: Readonly<Record<string, string>>,
+): Promise<AppendResult | 'unsupported' | 'exists'> {
+  if (deps.catalog.createsWithData !== true) return 'unsupported';
+  const io: ManifestIo = { store: deps.store, ids: deps.ids };
+  const snapshotId = deps.ids.snapshotId();
+  const evolved = applyUpdates(metadata, [...prepared.updates], { nowMs: deps.clock.nowMs() });
+  const written: string[] = [];
+  const manifests: ManifestFile[] = [];
+  for (const [specId, files] of filesBySpec(prepared)) {
+    const m = await writeDataManifest(io, evolved, specId, files, snapshotId);
+    written.push(m.manifest_path);
+    manifests.push(m);
+  }
+  for (const [specId, files] of prepared.deleteFiles ?? []) {
+    if (files.length === 0) continue;
+    const m = await writeDataManifest(io, evolved, specId, files, snapshotId, ManifestContent.DELETES);
+    written.push(m.manifest_path);
+    manifests.push(m);
+  }
+  const req: AppendRequest = { table: id, prepare: async () => prepared, ...(summary ? { summary } : {}) };
+  const snapshot = await buildSnapshot(
+    io,
+    evolved,
+    manifests,
+    allFiles(prepared),
+    allDeletes(prepared),
+    snapshotId,
+    deps.clock.nowMs(),
+    1,
+    req,
+    prepared.summary,
+    written,
+  );
+  const next = applyUpdates(
+    evolved,
+    [
+      { action: 'add-snapshot', snapshot },
+      {
+        action: 'set-snapshot-ref',
+        'ref-name': 'main',
+        type: 'branch',
+        'snapshot-id': snapshot['snapshot-id'],
+      },
+    ],
+    { nowMs: deps.clock.nowMs() },
+  );
+  await deps.catalog.createNamespace(id.namespace);
+  try {
+    const table = await deps.catalog.createTable(id, next);
+    return { table, attempts: 1, snapshot };
+  } catch (e) {
+    if (!isFloeError(e, ErrorKind.AlreadyExists)) throw e;
+    await deleteQuietly(deps.store, written);
+    return 'exists';
+  }
+}
+
 async function buildSnapshot(
   io: ManifestIo,
   meta: TableMetadata,

@@ -17,6 +17,7 @@ import {
   type NestedField,
   type PrimitiveType,
   parsePrimitive,
+  type StructType,
   T,
 } from '../iceberg/types.ts';
 import type { IcebergValue } from '../iceberg/values.ts';
@@ -33,7 +34,7 @@ import { parseDateBytes, parseInstantMicrosBytes } from '../schema/temporal.ts';
  * first columns of a batch, and little for the rest — a record may bring thousands of columns
  * (8,192 rows each made 16,000 columns of one row take 2 GB).
  */
-const INITIAL_ROWS = 8192;
+const INITIAL_ROWS = 1024;
 const INITIAL_ROWS_WIDE = 32;
 /** Columns of a batch that get `INITIAL_ROWS`; event tables rarely have more. */
 const ROOMY_COLUMNS = 256;
@@ -48,6 +49,8 @@ const NO_VALUE = BIT(SlotKind.Null) | BIT(SlotKind.EmptyList);
 interface ColumnAcc {
   readonly path: string;
   readonly segments: readonly string[];
+  /** `seq` of the first record stored in the column (-1: none yet): columns are ordered by it. */
+  first: number;
   /** Rows stored so far (later rows are null). */
   len: number;
   /** Row → SlotKind (0 = Null where the record had none). */
@@ -74,6 +77,42 @@ function stringOf(c: ColumnAcc, r: number): string | undefined {
   const ends = c.ends!;
   const start = r === 0 ? 0 : ends[r - 1]!;
   return utf8.decode(c.heap.subarray(start, ends[r]!));
+}
+
+/**
+ * A batch's contents as plain data (typed arrays and numbers), to move it to another thread
+ * (the arrays' buffers are transferred, not copied): see `exportData` / `fromData`.
+ */
+export interface BatchData {
+  readonly rowCount: number;
+  readonly columns: readonly ColumnAcc[];
+  readonly structs: readonly StructAcc[];
+  readonly seqs: Float64Array<ArrayBuffer>;
+  readonly lineNos: Int32Array<ArrayBuffer>;
+  readonly sourceIdx: Int32Array<ArrayBuffer>;
+  readonly rawPos: Float64Array<ArrayBuffer>;
+  readonly rawLen: Int32Array<ArrayBuffer>;
+  readonly rawHeap: Uint8Array<ArrayBuffer> | undefined;
+  readonly rawHeapLen: number;
+}
+
+/** The buffers of `data` (to transfer it). */
+export function batchBuffers(data: BatchData): ArrayBuffer[] {
+  const out = new Set<ArrayBuffer>();
+  const add = (a: ArrayBufferView | undefined) => {
+    if (a) out.add(a.buffer as ArrayBuffer);
+  };
+  for (const c of data.columns) {
+    add(c.rowKinds);
+    add(c.nums);
+    add(c.heap);
+    add(c.ends);
+    add(c.micros);
+    add(c.days);
+  }
+  for (const st of data.structs) add(st.present);
+  for (const a of [data.seqs, data.lineNos, data.sourceIdx, data.rawPos, data.rawLen, data.rawHeap]) add(a);
+  return [...out];
 }
 
 interface StructAcc {
@@ -132,10 +171,12 @@ export class ColumnarTableBatch {
   /** Where the record's bytes are: their offset in the source, or in `rawHeap` when copied. */
   private rawPos = new Float64Array(INITIAL_PROVENANCE);
   private rawLen = new Int32Array(INITIAL_PROVENANCE);
-  private rawHeap: Uint8Array | undefined;
+  private rawHeap: Uint8Array<ArrayBuffer> | undefined;
   private rawHeapLen = 0;
   /** Bytes held by the accumulators (typed arrays' capacities), kept as they grow. */
   private held = 0;
+  /** Records were appended in input order (not so after `absorb` or `fromData`). */
+  private sorted = true;
 
   /**
    * `sources`: the names of the inputs (indexes are what `append` takes); `resolveRaw`: how a
@@ -163,11 +204,11 @@ export class ColumnarTableBatch {
     return this.rowCount === 0 ? undefined : this.seqs[0];
   }
 
-  /** Where each record came from, with its text, in append order (for the generic path). */
+  /** Where each record came from, with its text, in input order (for the generic path). */
   async provenance(): Promise<Provenance[]> {
     const out: Provenance[] = [];
     for (let i = 0; i < this.rowCount; i++) out.push(await this.provenanceAt(i));
-    return out;
+    return this.sorted ? out : out.sort((a, b) => a.seq - b.seq);
   }
 
   /** Record `i`'s provenance and text. */
@@ -229,6 +270,7 @@ export class ColumnarTableBatch {
     for (let i = 0; i < cols.length; i++) {
       const c = cols[i];
       if (c === undefined) continue;
+      if (c.first < 0) c.first = seq;
       if (row >= c.rowKinds.length) this.growRows(c, row + 1);
       if (c.len < row) pad(c, row);
       const k = nulls !== undefined && nulls[i] === 1 ? SlotKind.Null : kinds[i]!;
@@ -304,6 +346,7 @@ export class ColumnarTableBatch {
     for (const [path, c] of this.columns) {
       if (c.kinds === 0 && c.len === 0) continue;
       out.columns.set(path, { ...c });
+      c.first = -1;
       c.len = 0;
       c.kinds = 0;
       c.rowKinds = new Uint8Array(INITIAL_ROWS_WIDE);
@@ -328,6 +371,8 @@ export class ColumnarTableBatch {
     out.rawHeap = this.rawHeap;
     out.rawHeapLen = this.rawHeapLen;
     out.held = this.held;
+    out.sorted = this.sorted;
+    this.sorted = true;
     this.rowCount = 0;
     this.seqs = new Float64Array(INITIAL_PROVENANCE);
     this.lineNos = new Int32Array(INITIAL_PROVENANCE);
@@ -341,6 +386,106 @@ export class ColumnarTableBatch {
     return out;
   }
 
+  /** Everything appended so far as plain data, moved out (as `detach`, then exported). */
+  exportData(): BatchData {
+    const b = this.detach();
+    return {
+      rowCount: b.rowCount,
+      columns: [...b.columns.values()],
+      structs: [...b.structs.values()],
+      seqs: b.seqs,
+      lineNos: b.lineNos,
+      sourceIdx: b.sourceIdx,
+      rawPos: b.rawPos,
+      rawLen: b.rawLen,
+      rawHeap: b.rawHeap,
+      rawHeapLen: b.rawHeapLen,
+    };
+  }
+
+  /** A batch holding exported `data` (see `exportData`). */
+  static fromData(data: BatchData, sources: readonly string[], resolveRaw?: RawResolver): ColumnarTableBatch {
+    const b = new ColumnarTableBatch(sources, resolveRaw);
+    b.rowCount = data.rowCount;
+    for (const c of data.columns) b.columns.set(c.path, { ...c });
+    for (const st of data.structs) b.structs.set(st.path, { ...st });
+    b.seqs = data.seqs;
+    b.lineNos = data.lineNos;
+    b.sourceIdx = data.sourceIdx;
+    b.rawPos = data.rawPos;
+    b.rawLen = data.rawLen;
+    b.rawHeap = data.rawHeap;
+    b.rawHeapLen = data.rawHeapLen;
+    b.sorted = false;
+    return b;
+  }
+
+  /**
+   * Appends every record of `other` (a batch of the same table, e.g. a worker's part): columns by
+   * path, in this batch's columns' order; the records keep their provenance, so `provenance` gives
+   * them in input order again.
+   */
+  absorb(other: ColumnarTableBatch): void {
+    if (other.rowCount === 0) return;
+    if (this.resolveRaw === undefined && other.resolveRaw === undefined && other.rawHeap) {
+      throw new Error('absorb: batches that keep copies of their records cannot be merged');
+    }
+    const base = this.rowCount;
+    const n = other.rowCount;
+    const rows = base + n;
+    for (const o of other.columns.values()) {
+      if (o.len === 0 && o.kinds === 0) continue;
+      const c = this.column(o.segments);
+      if (rows > c.rowKinds.length) this.growRows(c, rows);
+      if (c.len < base) pad(c, base);
+      c.rowKinds.set(o.rowKinds.subarray(0, o.len), base);
+      c.kinds |= o.kinds;
+      if (o.first >= 0 && (c.first < 0 || o.first < c.first)) c.first = o.first;
+      if (o.nums) {
+        if (c.nums === undefined) {
+          c.nums = new Float64Array(c.rowKinds.length);
+          this.held += c.rowKinds.length * 8;
+        }
+        c.nums.set(o.nums.subarray(0, o.len), base);
+      }
+      if (o.ends) {
+        if (c.ends === undefined) {
+          c.ends = new Int32Array(c.rowKinds.length);
+          this.held += c.rowKinds.length * 4;
+          c.ends.fill(c.heapLen, 0, base);
+        }
+        if (c.heapLen + o.heapLen > c.heap.length) this.growHeap(c, c.heapLen + o.heapLen);
+        c.heap.set(o.heap.subarray(0, o.heapLen), c.heapLen);
+        for (let r = 0; r < o.len; r++) c.ends[base + r] = c.heapLen + o.ends[r]!;
+        c.heapLen += o.heapLen;
+      } else if (c.ends) c.ends.fill(c.heapLen, base, base + o.len);
+      c.len = base + o.len;
+      // Parsed values cached by a summary no longer cover every row.
+      delete c.micros;
+      delete c.days;
+    }
+    for (const o of other.structs.values()) {
+      if (o.len === 0) continue;
+      const st = this.struct(o.path);
+      if (rows > st.present.length) {
+        const grown = new Uint8Array(Math.max(rows, st.present.length * 2));
+        grown.set(st.present);
+        this.held += grown.length - st.present.length;
+        st.present = grown;
+      }
+      st.present.set(o.present.subarray(0, o.len), base);
+      st.len = base + o.len;
+    }
+    if (rows > this.seqs.length) this.growProvenance(rows);
+    this.seqs.set(other.seqs.subarray(0, n), base);
+    this.lineNos.set(other.lineNos.subarray(0, n), base);
+    this.sourceIdx.set(other.sourceIdx.subarray(0, n), base);
+    this.rawPos.set(other.rawPos.subarray(0, n), base);
+    this.rawLen.set(other.rawLen.subarray(0, n), base);
+    this.rowCount = rows;
+    this.sorted = false;
+  }
+
   private column(segments: readonly string[]): ColumnAcc {
     const path = segments.join('.');
     let c = this.columns.get(path);
@@ -349,6 +494,7 @@ export class ColumnarTableBatch {
       c = {
         path,
         segments,
+        first: -1,
         len: 0,
         rowKinds: new Uint8Array(rows),
         nums: undefined,
@@ -407,6 +553,30 @@ export class ColumnarTableBatch {
   }
 
   /**
+   * What the batch's columns hold, for inference (`inferSummaries`): per column its path and the
+   * kinds of value it saw, and for a column of strings whether they are all dates or all instants
+   * (`detectTimestamps`; the parsed values are kept for conversion). Summaries of several batches
+   * of one table (parts, workers) merge into the type the union of their records gives.
+   */
+  summary(detectTimestamps: boolean): BatchSummary {
+    const columns: ColumnSummary[] = [];
+    for (const c of this.columns.values()) {
+      if (c.len === 0 && c.kinds === 0) continue;
+      const typed = c.kinds & ~NO_VALUE;
+      columns.push({
+        path: c.path,
+        segments: c.segments,
+        kinds: c.kinds,
+        first: c.first,
+        ...(typed === STRING ? { strings: stringClass(c, detectTimestamps) } : {}),
+      });
+    }
+    const structs: string[] = [];
+    for (const st of this.structs.values()) if (st.len > 0) structs.push(st.path);
+    return { rows: this.rowCount, columns, structs };
+  }
+
+  /**
    * The batch's type as StructInferrer would infer it (placeholder ids), or undefined when the
    * columns disagree (a conflict: the generic path decides which records go to dead letters).
    */
@@ -414,64 +584,7 @@ export class ColumnarTableBatch {
     hints: Readonly<Record<string, string>>,
     detectTimestamps: boolean,
   ): import('../iceberg/types.ts').StructType | undefined {
-    interface Node {
-      fields: Map<string, Node | PrimitiveType>;
-    }
-    const root: Node = { fields: new Map() };
-    const nodeAt = (segments: readonly string[]): Node | undefined => {
-      let n = root;
-      for (const seg of segments) {
-        let next = n.fields.get(seg);
-        if (next === undefined) {
-          next = { fields: new Map() };
-          n.fields.set(seg, next);
-        }
-        if (!('fields' in next)) return undefined; // a primitive and an object at one path
-        n = next;
-      }
-      return n;
-    };
-    for (const c of this.columns.values()) {
-      const hint = hints[c.path];
-      const k = c.kinds & ~NO_VALUE;
-      if (k === 0) continue; // only nulls / []: no column yet
-      let t: PrimitiveType | undefined;
-      if (hint !== undefined) t = parsePrimitive(hint);
-      else {
-        if (k === STRING) t = stringType(c, detectTimestamps);
-        else if (k === INT) t = T.long;
-        else if ((k & ~(INT | DOUBLE)) === 0) t = T.double;
-        else if (k === BOOL) t = T.boolean;
-        else return undefined;
-      }
-      const parent = nodeAt(c.segments.slice(0, -1));
-      const name = c.segments.at(-1)!;
-      if (!parent) return undefined;
-      const existing = parent.fields.get(name);
-      if (existing !== undefined && 'fields' in existing) return undefined; // object vs primitive
-      parent.fields.set(name, t);
-    }
-    // An object somewhere and a typed primitive at the same path elsewhere is a conflict.
-    for (const st of this.structs.values()) {
-      let n: Node | PrimitiveType | undefined = root;
-      for (const seg of st.path.split('.')) {
-        n = n && 'fields' in n ? n.fields.get(seg) : undefined;
-        if (n === undefined) break;
-      }
-      if (n !== undefined && !('fields' in n)) return undefined;
-    }
-    const build = (n: Node): NestedField[] => {
-      const out: NestedField[] = [];
-      for (const [name, v] of n.fields) {
-        if ('fields' in v) {
-          const fields = build(v);
-          if (fields.length === 0) continue; // an object that never held a typed value
-          out.push({ id: 0, name, required: false, type: { kind: 'struct', fields } });
-        } else out.push({ id: 0, name, required: false, type: v });
-      }
-      return out;
-    };
-    return assignIds({ kind: 'struct', fields: build(root) });
+    return inferSummaries([this.summary(detectTimestamps)], hints);
   }
 
   /**
@@ -543,43 +656,188 @@ export class ColumnarTableBatch {
   }
 }
 
-function stringType(c: ColumnAcc, detect: boolean): PrimitiveType {
-  if (!detect) return T.string;
-  let t: PrimitiveType | undefined;
+/** Whether a column's strings are all dates, all instants with a zone, or anything else. */
+export type StringClass = 'date' | 'timestamptz' | 'string';
+
+/**
+ * classifyString's rules over a column of strings: `date` when every value is `yyyy-MM-dd`,
+ * `timestamptz` when every value is an instant with a zone, else `string`. The parsed values are
+ * kept on the column (conversion would otherwise parse every one a second time).
+ */
+function stringClass(c: ColumnAcc, detect: boolean): StringClass {
+  if (!detect) return 'string';
+  if (c.micros) return 'timestamptz';
+  if (c.days) return 'date';
+  let t: StringClass | undefined;
   let micros: BigInt64Array | undefined;
   let days: Int32Array | undefined;
   const n = c.len;
   const h = c.heap;
+  const ends = c.ends!;
   for (let r = 0; r < n; r++) {
     if (c.rowKinds[r] !== SlotKind.String) continue;
-    const ends = c.ends!;
     const start = r === 0 ? 0 : ends[r - 1]!;
     const end = ends[r]!;
     const len = end - start;
-    // classifyString's rules on the bytes: 10 → a date?, ≥ 20 → an instant with a zone?
-    let k: PrimitiveType = T.string;
+    // 10 bytes → a date?, ≥ 20 → an instant with a zone?
+    let k: StringClass = 'string';
     let us: bigint | undefined;
     let d: number | undefined;
     if (len === 10) {
       d = parseDateBytes(h, start, end);
-      if (d !== undefined) k = T.date;
+      if (d !== undefined) k = 'date';
     } else if (len >= 20) {
       us = parseInstantMicrosBytes(h, start, end);
-      if (us !== undefined) k = T.timestamptz;
+      if (us !== undefined) k = 'timestamptz';
     }
     if (t === undefined) {
       t = k;
-      if (t === T.timestamptz) micros = new BigInt64Array(n);
-      if (t === T.date) days = new Int32Array(n);
-    } else if (k !== t) return T.string; // date + timestamptz, or either + string → string
-    if (t === T.string) return t;
-    // Keep the parsed value: conversion would otherwise parse every one a second time.
+      if (t === 'timestamptz') micros = new BigInt64Array(c.rowKinds.length);
+      if (t === 'date') days = new Int32Array(c.rowKinds.length);
+    } else if (k !== t) return 'string'; // date + timestamptz, or either + string → string
+    if (t === 'string') return t;
     if (micros) micros[r] = us!;
     else if (days) days[r] = d!;
   }
   if (micros) c.micros = micros;
   if (days) c.days = days;
-  return t ?? T.string;
+  return t ?? 'string';
+}
+
+/** One column of a `BatchSummary`. */
+export interface ColumnSummary {
+  /** Dotted column path. */
+  readonly path: string;
+  readonly segments: readonly string[];
+  /** Bit set of the SlotKinds the column saw. */
+  readonly kinds: number;
+  /** `seq` of the first record that had the column (the table's columns come in this order). */
+  readonly first: number;
+  /** For a column of strings only (and nulls): their class. */
+  readonly strings?: StringClass;
+}
+
+/** What a batch's columns hold (see `ColumnarTableBatch.summary`); plain data, so workers can send it. */
+export interface BatchSummary {
+  readonly rows: number;
+  readonly columns: readonly ColumnSummary[];
+  /** Dotted paths of the nested objects some record had. */
+  readonly structs: readonly string[];
+}
+
+/** A column's place in the table: `first`, with columns that never held a record last. */
+function order(first: number): number {
+  return first < 0 ? Number.MAX_SAFE_INTEGER : first;
+}
+
+/** Summaries of batches of one table merged: kinds joined, string classes kept only where they agree. */
+export function mergeSummaries(parts: readonly BatchSummary[]): BatchSummary {
+  if (parts.length === 1) return parts[0]!;
+  const columns = new Map<
+    string,
+    { path: string; segments: readonly string[]; kinds: number; first: number; strings?: StringClass }
+  >();
+  const structs = new Set<string>();
+  let rows = 0;
+  for (const p of parts) {
+    rows += p.rows;
+    for (const st of p.structs) structs.add(st);
+    for (const c of p.columns) {
+      const had = columns.get(c.path);
+      if (!had) {
+        columns.set(c.path, { ...c });
+        continue;
+      }
+      had.kinds |= c.kinds;
+      if (c.first >= 0 && (had.first < 0 || c.first < had.first)) had.first = c.first;
+      had.strings =
+        had.strings === undefined
+          ? c.strings
+          : c.strings === undefined || c.strings === had.strings
+            ? had.strings
+            : 'string';
+    }
+  }
+  // A column with strings and other kinds has no string class (it is a conflict, or numbers).
+  const out: ColumnSummary[] = [];
+  for (const c of columns.values()) {
+    const typed = c.kinds & ~NO_VALUE;
+    const { strings, ...rest } = c;
+    out.push(typed === STRING && strings !== undefined ? { ...rest, strings } : rest);
+  }
+  return { rows, columns: out, structs: [...structs] };
+}
+
+/**
+ * The type of the records summarized (placeholder ids), as StructInferrer infers it, or undefined
+ * when the columns disagree (a conflict: the generic path decides which records go to dead letters).
+ */
+export function inferSummaries(
+  parts: readonly BatchSummary[],
+  hints: Readonly<Record<string, string>>,
+): StructType | undefined {
+  const merged = mergeSummaries(parts);
+  // Columns in the order records first had them, wherever the records are held.
+  const summary = { ...merged, columns: [...merged.columns].sort((a, b) => order(a.first) - order(b.first)) };
+  interface Node {
+    fields: Map<string, Node | PrimitiveType>;
+  }
+  const root: Node = { fields: new Map() };
+  const nodeAt = (segments: readonly string[]): Node | undefined => {
+    let n = root;
+    for (const seg of segments) {
+      let next = n.fields.get(seg);
+      if (next === undefined) {
+        next = { fields: new Map() };
+        n.fields.set(seg, next);
+      }
+      if (!('fields' in next)) return undefined; // a primitive and an object at one path
+      n = next;
+    }
+    return n;
+  };
+  for (const c of summary.columns) {
+    const hint = hints[c.path];
+    const k = c.kinds & ~NO_VALUE;
+    if (k === 0) continue; // only nulls / []: no column yet
+    let t: PrimitiveType | undefined;
+    if (hint !== undefined) t = parsePrimitive(hint);
+    else {
+      if (k === STRING)
+        t = c.strings === 'date' ? T.date : c.strings === 'timestamptz' ? T.timestamptz : T.string;
+      else if (k === INT) t = T.long;
+      else if ((k & ~(INT | DOUBLE)) === 0) t = T.double;
+      else if (k === BOOL) t = T.boolean;
+      else return undefined;
+    }
+    const parent = nodeAt(c.segments.slice(0, -1));
+    const name = c.segments.at(-1)!;
+    if (!parent) return undefined;
+    const existing = parent.fields.get(name);
+    if (existing !== undefined && 'fields' in existing) return undefined; // object vs primitive
+    parent.fields.set(name, t);
+  }
+  // An object somewhere and a typed primitive at the same path elsewhere is a conflict.
+  for (const path of summary.structs) {
+    let n: Node | PrimitiveType | undefined = root;
+    for (const seg of path.split('.')) {
+      n = n && 'fields' in n ? n.fields.get(seg) : undefined;
+      if (n === undefined) break;
+    }
+    if (n !== undefined && !('fields' in n)) return undefined;
+  }
+  const build = (n: Node): NestedField[] => {
+    const out: NestedField[] = [];
+    for (const [name, v] of n.fields) {
+      if ('fields' in v) {
+        const fields = build(v);
+        if (fields.length === 0) continue; // an object that never held a typed value
+        out.push({ id: 0, name, required: false, type: { kind: 'struct', fields } });
+      } else out.push({ id: 0, name, required: false, type: v });
+    }
+    return out;
+  };
+  return assignIds({ kind: 'struct', fields: build(root) });
 }
 
 /** Null rows up to `row` (kind Null is 0, so only the string ends need writing). */
@@ -807,6 +1065,48 @@ export function gatherRows(batch: ColumnarBatch, rows: readonly number[]): Colum
   const structValid = new Map<number, Uint8Array>();
   for (const [id, valid] of batch.structValid ?? []) structValid.set(id, pick(valid, rows));
   return { rowCount: n, leaves, structValid };
+}
+
+/** Rows `from..to` of `batch` as a batch of their own: views where the arrays allow, no copies. */
+export function sliceRows(batch: ColumnarBatch, from: number, to: number): ColumnarBatch {
+  const leaves = new Map<number, ColumnarLeaf>();
+  for (const [id, leaf] of batch.leaves) {
+    const v = leaf.values;
+    let values: ColumnValues;
+    switch (v.kind) {
+      case 'int64':
+        values = { kind: 'int64', values: v.values.subarray(from, to) };
+        break;
+      case 'int32':
+        values = { kind: 'int32', values: v.values.subarray(from, to) };
+        break;
+      case 'float64':
+        values = { kind: 'float64', values: v.values.subarray(from, to) };
+        break;
+      case 'float32':
+        values = { kind: 'float32', values: v.values.subarray(from, to) };
+        break;
+      case 'bool':
+        values = { kind: 'bool', values: v.values.subarray(from, to) };
+        break;
+      case 'utf8':
+        values = { kind: 'utf8', values: v.values.slice(from, to) };
+        break;
+      case 'utf8-bytes': {
+        const base = v.offsets[from]!;
+        const offsets = new Int32Array(to - from + 1);
+        for (let i = 0; i <= to - from; i++) offsets[i] = v.offsets[from + i]! - base;
+        values = { kind: 'utf8-bytes', data: v.data.subarray(base, v.offsets[to]!), offsets };
+        break;
+      }
+      default:
+        values = { kind: 'any', values: v.values.slice(from, to) };
+    }
+    leaves.set(id, leaf.valid ? { values, valid: leaf.valid.subarray(from, to) } : { values });
+  }
+  const structValid = new Map<number, Uint8Array>();
+  for (const [id, valid] of batch.structValid ?? []) structValid.set(id, valid.subarray(from, to));
+  return { rowCount: to - from, leaves, structValid };
 }
 
 function pick(bytes: Uint8Array, rows: readonly number[]): Uint8Array {

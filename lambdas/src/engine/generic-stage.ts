@@ -30,9 +30,10 @@ import type { LoadDeps, PendingRecord, TableLoadResult } from './load-types.ts';
 import { columnPathsOf, schemaColumnPaths } from './record-rules.ts';
 import { encodeRows, errorText } from './row-files.ts';
 import {
+  type Committed,
   codecOf,
   commitStaged,
-  createTableAs,
+  createAndCommit,
   type Evolved,
   evolve,
   newTableFor,
@@ -78,8 +79,9 @@ export async function loadTable(
           prepared: { ...out.prepared, summary: { ...out.prepared.summary, 'floe.coerced': coercion } },
         };
 
-  let created = false;
-  let prestaged: Parameters<typeof commitStaged>[3];
+  const stageFor = async (base: LoadedTable, staged: string[]) =>
+    withCoercion(await stage(deps, base, batchType, candidates, accepted, staged, screened.fit));
+  let committed: Committed & { readonly created?: boolean };
   if (!screened.exists) {
     // Stage for the table as it will be created, then create it from what was written.
     const uuid = deps.ids.uuid();
@@ -99,22 +101,17 @@ export async function loadTable(
       for (const d of out.rejected) await reject(d);
       return { ...emptyResult(name, deadLetters + out.rejected.length) };
     }
-    created = await createTableAs(deps, id, out.base.metadata);
-    prestaged = { metadata: out.base.metadata, staged: withCoercion(out), files };
-  }
-
-  const committed = await commitStaged(
-    deps,
-    id,
-    async (base, staged) =>
-      withCoercion(await stage(deps, base, batchType, candidates, accepted, staged, screened.fit)),
-    prestaged,
-  );
+    committed = await createAndCommit(deps, id, stageFor, {
+      metadata: out.base.metadata,
+      staged: withCoercion(out),
+      files,
+    });
+  } else committed = await commitStaged(deps, id, stageFor);
   for (const d of committed.staged?.rejected ?? []) {
     deadLetters++;
     await reject(d);
   }
-  return tableResult(name, created, deadLetters, committed, 'generic');
+  return tableResult(name, committed.created === true, deadLetters, committed, 'generic');
 }
 
 /** A table load that committed nothing (every record was a dead letter). */

@@ -11,6 +11,9 @@
  * bytes are never kept: a record's text is read back from its file when a dead letter or the
  * generic path needs it (`LoadSource.readRange`), or copied when the source cannot do that.
  */
+
+import { availableParallelism } from 'node:os';
+import { holds, type SourceHolders } from '../app/load-history.ts';
 import { hasRecordRules, readerDepthLimit, tableId, upsertFor } from '../config.ts';
 import { type ChangeOp, readChange } from '../records/change-event.ts';
 import { isTooDeep, JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
@@ -19,9 +22,12 @@ import { compileConsolidation } from '../routing/consolidate.ts';
 import { compileRouter, type RouteResult } from '../routing/index.ts';
 import { forEachBounded } from './bounded.ts';
 import { ColumnarTableBatch, type RawResolver } from './columnar-batch.ts';
+import { type ColumnarPart, LocalPart } from './columnar-part.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 import { type FastOutcome, FastPath, routeReason } from './fast-path.ts';
 import type { LoadDeps, LoadReport, PendingRecord, TableFailure, TableLoadResult } from './load-types.ts';
+import type { ChunkJob } from './load-worker-protocol.ts';
+import { LoadWorkers, releasePart } from './load-workers.ts';
 import { RecordRules } from './record-rules.ts';
 import { TableLoad } from './table-load.ts';
 
@@ -29,6 +35,8 @@ import { TableLoad } from './table-load.ts';
 export const DEFAULT_MEMORY_BUDGET_BYTES = 192 * 1024 * 1024;
 /** Unwritten bytes past which one table is written as a part (default). */
 export const DEFAULT_PART_BYTES = 64 * 1024 * 1024;
+/** A table holding at most this much when it is finished is written as one file, here. */
+const MERGE_BYTES = 16 * 1024 * 1024;
 /** Tables finished (last part and commit) at the same time. */
 const FINISH_CONCURRENCY = 8;
 /** A parsed record's memory, estimated from its text's length. */
@@ -49,13 +57,23 @@ interface TableWork {
   readonly fedBy: Set<number>;
   /** While set, the table's dead letters wait here (finishing: released in table order). */
   hold: DeadLetter[] | undefined;
+  /** Bytes (and rows) of the table's records held by each worker, by worker index. */
+  readonly remote: Map<number, { bytes: number; rows: number }>;
 }
 
 export interface RunSource {
   readonly name: string;
   /** The source's bytes `[start, end)`, read again (for dead letters and the generic path). */
   readonly readRange?: (start: number, end: number) => Promise<Uint8Array>;
+  /** The file it is (worker threads read records back from it themselves). */
+  readonly path?: string;
+  /** Its size in bytes, when known. */
+  readonly size?: number;
+  readonly chunks?: unknown;
 }
+
+/** Inputs smaller than this are loaded in one thread: starting workers would cost more. */
+export const WORKER_MIN_INPUT_BYTES = 16 * 1024 * 1024;
 
 export class LoadRun {
   lines = 0;
@@ -71,13 +89,15 @@ export class LoadRun {
   private readonly names: string[];
   private readonly resolveRaw: RawResolver | undefined;
   /** Per source: tables that must not get its records again (the load history). */
-  private readonly skips: ((table: string) => boolean)[] = [];
+  private readonly skips: (SourceHolders | undefined)[] = [];
   private held = 0;
+  private nextChunk = 0;
 
   private constructor(
     private readonly deps: LoadDeps,
     sources: readonly RunSource[],
     private readonly rules: RecordRules | undefined,
+    private readonly workers: LoadWorkers | undefined,
   ) {
     const cfg = deps.config;
     this.router = compileRouter(cfg.routing);
@@ -107,12 +127,95 @@ export class LoadRun {
     const rules = hasRecordRules(deps.config)
       ? await RecordRules.create(deps.config, deps.catalog)
       : undefined;
-    return new LoadRun(deps, sources, rules);
+    const threads = workerThreads(deps, sources);
+    const workers =
+      threads > 1
+        ? await LoadWorkers.start(threads, { config: deps.config, sources: sources.map((s) => s.path!) })
+        : undefined;
+    return new LoadRun(deps, sources, rules, workers);
+  }
+
+  /** Worker threads the run scans with (0: it scans in this thread). */
+  get threads(): number {
+    return this.workers?.size ?? 0;
+  }
+
+  /**
+   * Every line of a source in chunks, scanned by the worker threads (one chunk each, a round at a
+   * time): the workers keep what their fast path takes; the dead letters and the lines they hand
+   * back are handled here, in input order, after each round; then memory is relieved.
+   */
+  async readChunks(
+    chunks: AsyncIterable<Uint8Array>,
+    source: number,
+    onLines: (n: number) => void,
+  ): Promise<void> {
+    const workers = this.workers!;
+    const holders = this.skips[source];
+    let round: ChunkJob[] = [];
+    let offset = 0;
+    let line = 1;
+    let read = 0;
+    for await (const chunk of chunks) {
+      const lines = countLines(chunk);
+      round.push({
+        id: this.nextChunk++,
+        source,
+        offset,
+        firstLine: line,
+        firstSeq: this.lines + 1,
+        // A buffer of its own, transferred to the worker (the reader may still hold its source).
+        bytes: new Uint8Array(chunk),
+        ...(holders ? { holders: { all: holders.all, tables: [...holders.tables] } } : {}),
+      });
+      offset += chunk.length;
+      line += lines;
+      this.lines += lines;
+      read += lines;
+      if (round.length === workers.size) {
+        await this.scanRound(round);
+        onLines(read);
+        round = [];
+      }
+    }
+    if (round.length > 0) await this.scanRound(round);
+    onLines(read);
+  }
+
+  private async scanRound(jobs: readonly ChunkJob[]): Promise<void> {
+    const done = await this.workers!.scan(jobs);
+    for (let i = 0; i < done.length; i++) {
+      const d = done[i]!;
+      const job = jobs[i]!;
+      // Dead letters and the generic path's lines, merged in input order.
+      const dead = d.dead;
+      let k = 0;
+      for (const g of d.generic) {
+        while (k < dead.length && dead[k]!.line < g.line) await this.reject(dead[k++]!);
+        await this.generic(g.raw, g.seq, job.source, g.line);
+      }
+      while (k < dead.length) await this.reject(dead[k++]!);
+      for (const table of d.fed) this.work(table).fedBy.add(job.source);
+      const holders = this.skips[job.source];
+      if (holders) for (const table of d.skipped) holders.skipped(tableId(this.deps.config, table));
+      const seen = new Set<string>();
+      for (const h of d.held) {
+        this.work(h.table).remote.set(i, { bytes: h.bytes, rows: h.rows });
+        seen.add(h.table);
+      }
+      for (const w of this.tables.values()) if (!seen.has(w.key)) w.remote.delete(i);
+    }
+    await this.relieve();
+  }
+
+  /** Ends the run's worker threads (after `finish`, or when the run fails). */
+  async close(): Promise<void> {
+    await this.workers?.close();
   }
 
   /** Tables that hold source `index` already (load history): its records skip them. */
-  skipFor(index: number, skip: (table: string) => boolean): void {
-    this.skips[index] = skip;
+  skipFor(index: number, holders: SourceHolders): void {
+    this.skips[index] = holders;
   }
 
   /** The tables each source fed (names), for the load history's record. */
@@ -259,7 +362,7 @@ export class LoadRun {
     };
     await forEachBounded(names, FINISH_CONCURRENCY, async (name) => {
       const w = this.tables.get(name)!;
-      const records = w.load.rows + w.load.lostRecords + w.batch.rowCount + w.generic.length;
+      const records = w.load.rows + w.load.lostRecords + rowsHeld(w);
       try {
         if (records > 0 || w.load.parts > 0) await this.finishTable(w, records, plan, tables);
       } catch (error) {
@@ -284,11 +387,16 @@ export class LoadRun {
     const name = w.key;
     this.deps.onProgress?.({ kind: 'table-start', table: name, records });
     const summary = await plan(name, this.fedBy(name));
-    const batch = w.batch.rowCount > 0 ? w.batch.detach() : undefined;
+    const parts = await this.partsOf(w, true);
     const generic = w.generic;
     w.generic = [];
     w.genericBytes = 0;
-    const result = await w.load.finish(batch, generic, summary);
+    let result: TableLoadResult;
+    try {
+      result = await w.load.finish(parts, generic, summary);
+    } finally {
+      for (const p of parts) releasePart(p);
+    }
     tables.push(result);
     this.deps.onProgress?.({ kind: 'table-done', table: name, result });
   }
@@ -300,16 +408,47 @@ export class LoadRun {
   }
 
   private async writePart(w: TableWork): Promise<void> {
-    const batch = w.batch.rowCount > 0 ? w.batch.detach() : undefined;
+    const parts = await this.partsOf(w);
     const generic = w.generic;
     w.generic = [];
     w.genericBytes = 0;
-    await w.load.flushPart(batch, generic);
+    try {
+      await w.load.flushPart(parts, generic);
+    } finally {
+      for (const p of parts) releasePart(p);
+    }
+  }
+
+  /**
+   * The table's records held so far (here and by the workers), moved out to be written: each
+   * worker's part is encoded where it is, except a small table's (`MERGE_BYTES`, when finishing),
+   * whose parts are gathered on the worker holding most of them and written as one file rather
+   * than one per worker.
+   */
+  private async partsOf(w: TableWork, finishing = false): Promise<ColumnarPart[]> {
+    const local = w.batch.rowCount > 0 ? w.batch.detach() : undefined;
+    if (!this.workers || w.remote.size === 0) return local ? [new LocalPart(local, this.deps.encoder)] : [];
+    const holders = [...w.remote.keys()].sort((a, b) => a - b);
+    const small = bytesOf(w) <= MERGE_BYTES;
+    const remote = new Map(w.remote);
+    w.remote.clear();
+    if (finishing && small && holders.length > 1) {
+      const into = holders.reduce((a, b) =>
+        (remote.get(b)?.bytes ?? 0) > (remote.get(a)?.bytes ?? 0) ? b : a,
+      );
+      const parts: ColumnarPart[] = local ? [new LocalPart(local, this.deps.encoder)] : [];
+      parts.push(...(await this.workers.gather(w.key, holders, into)));
+      return parts;
+    }
+    const parts: ColumnarPart[] = local ? [new LocalPart(local, this.deps.encoder)] : [];
+    parts.push(...(await this.workers.detach(w.key, holders)));
+    return parts;
   }
 
   /** Whether `table` takes the records of `source` (not when it holds that file already). */
   private takes(table: string, source: number): boolean {
-    if (this.skips[source]?.(table)) return false;
+    const holders = this.skips[source];
+    if (holders && holds(holders, tableId(this.deps.config, table))) return false;
     this.work(table).fedBy.add(source);
     return true;
   }
@@ -331,6 +470,7 @@ export class LoadRun {
         genericBytes: 0,
         fedBy: new Set(),
         hold: undefined,
+        remote: new Map(),
       };
       this.tables.set(table, w);
     }
@@ -432,7 +572,42 @@ export class LoadRun {
 }
 
 function bytesOf(w: TableWork): number {
-  return w.batch.bytes + w.genericBytes;
+  let remote = 0;
+  for (const r of w.remote.values()) remote += r.bytes;
+  return w.batch.bytes + w.genericBytes + remote;
+}
+
+function rowsHeld(w: TableWork): number {
+  let rows = w.batch.rowCount + w.generic.length;
+  for (const r of w.remote.values()) rows += r.rows;
+  return rows;
+}
+
+/** Lines in a chunk that ends at a line boundary (the last line may lack its newline). */
+function countLines(chunk: Uint8Array): number {
+  let n = 0;
+  let pos = chunk.indexOf(10);
+  while (pos >= 0) {
+    n++;
+    pos = chunk.indexOf(10, pos + 1);
+  }
+  return chunk.length > 0 && chunk[chunk.length - 1] !== 10 ? n + 1 : n;
+}
+
+/**
+ * Worker threads for a run: `LoadDeps.threads` (default: the machine's cores), when every source
+ * is a file read in chunks, the input is large enough to repay starting them, and no rule needs
+ * records decided in input order in one place (`guards.maxTables` counts tables as they come; a
+ * test's injected encoder lives in this thread).
+ */
+function workerThreads(deps: LoadDeps, sources: readonly RunSource[]): number {
+  const threads = deps.threads ?? availableParallelism();
+  if (threads <= 1 || deps.fastPath === false || deps.encoder !== undefined) return 0;
+  if (deps.config.guards?.maxTables !== undefined) return 0;
+  if (!sources.every((s) => s.chunks !== undefined && s.path !== undefined && s.readRange !== undefined))
+    return 0;
+  const size = sources.reduce((n, s) => n + (s.size ?? 0), 0);
+  return size >= (deps.workerMinBytes ?? WORKER_MIN_INPUT_BYTES) ? threads : 0;
 }
 
 function isBlank(b: Uint8Array, start: number, end: number): boolean {

@@ -24,6 +24,13 @@ export interface LoadSource {
    * (every source must have one) the load keeps a copy of each record's bytes until it is written.
    */
   readonly readRange?: (start: number, end: number) => Promise<Uint8Array>;
+  /**
+   * The file the source is, when it is one: with `chunks` and `readRange`, a large load scans it
+   * on worker threads, which read its records back from this path themselves.
+   */
+  readonly path?: string;
+  /** Its size in bytes (decides whether worker threads are worth starting). */
+  readonly size?: number;
 }
 
 export type LoadProgress =
@@ -53,6 +60,12 @@ export interface LoadDeps extends CommitDeps {
   readonly memoryBudgetBytes?: number;
   /** Unwritten bytes of one table past which it is written as a part (default in load-run.ts). */
   readonly partBytes?: number;
+  /**
+   * Threads that scan and encode (default: the machine's cores; 1: this thread only). Used for
+   * file sources of at least `workerMinBytes` together (default in load-run.ts).
+   */
+  readonly threads?: number;
+  readonly workerMinBytes?: number;
   /**
    * Scan clean records straight into columns (default true). Off: every record takes the generic
    * path. Both give the same tables; the switch exists for tests and as a safety valve.

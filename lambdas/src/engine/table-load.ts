@@ -16,26 +16,20 @@
  * (what a crash leaves behind is removed by `floe maintain`'s orphan cleanup).
  */
 import { hintsFor, partitionCandidatesFor, typeConflictFor, upsertFor } from '../config.ts';
-import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
+import { ErrorKind, FloeError } from '../errors.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
 import { applyUpdates, type TableUpdate } from '../iceberg/metadata/index.ts';
-import { schemaStruct } from '../iceberg/schema.ts';
-import { partitionSourceTransforms, unionByName } from '../iceberg/schema-evolution.ts';
-import { currentSchema } from '../iceberg/table-metadata.ts';
-import { supportsColumnar } from '../parquet/index.ts';
 import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
 import { tableIdToString } from '../ports/catalog.ts';
 import { deleteQuietly } from '../ports/object-store.ts';
 import type { JsonValue } from '../records/json-line.ts';
-import { type FitOptions, fitToExisting } from '../schema/fit.ts';
 import { StructInferrer } from '../schema/infer.ts';
-import { commitAppend, type PreparedAppend } from './append.ts';
-import type { ColumnarTableBatch } from './columnar-batch.ts';
-import { columnarFit, loadTableColumnar, mergeBySeq, reparse, writeColumnarFiles } from './columnar-stage.ts';
+import { commitAppend, createWithAppend, type PreparedAppend } from './append.ts';
+import type { ColumnarPart } from './columnar-part.ts';
+import { decideColumnar, loadTableColumnar, mergeBySeq, reparse, writeParts } from './columnar-stage.ts';
 import type { DeadLetter } from './dead-letters.ts';
 import { coercionSummary, loadTable, screen, stage } from './generic-stage.ts';
 import type { LoadDeps, PendingRecord, TableLoadResult } from './load-types.ts';
-import { schemaColumnPaths } from './record-rules.ts';
 import {
   createTableAs,
   type Evolved,
@@ -91,19 +85,20 @@ export class TableLoad {
    * Writes one part: the fast path's columns when they fit as they are (the table evolving as
    * they need), else every record through the generic path. Nothing is committed yet.
    */
-  async flushPart(batch: ColumnarTableBatch | undefined, generic: readonly PendingRecord[]): Promise<void> {
+  async flushPart(parts: readonly ColumnarPart[], generic: readonly PendingRecord[]): Promise<void> {
     if (!this.flushable)
       throw new FloeError(ErrorKind.Unexpected, `table ${this.name}: an upsert table is written in one part`);
+    const records = rowsOf(parts) + generic.length;
     if (this.failure !== undefined) {
-      this.lost += (batch?.rowCount ?? 0) + generic.length;
+      this.lost += records;
       return;
     }
     try {
-      await this.writePart(batch, generic);
+      await this.writePart(parts, generic);
     } catch (e) {
       // The table fails (reported by `finish`); its later records are counted, not written.
       this.failure = e;
-      this.lost += (batch?.rowCount ?? 0) + generic.length;
+      this.lost += records;
     }
   }
 
@@ -112,21 +107,15 @@ export class TableLoad {
     return this.lost;
   }
 
-  private async writePart(
-    batch: ColumnarTableBatch | undefined,
-    generic: readonly PendingRecord[],
-  ): Promise<void> {
+  private async writePart(parts: readonly ColumnarPart[], generic: readonly PendingRecord[]): Promise<void> {
     if (this.parts === 0) {
       const exists = await this.deps.catalog.tableExists(this.id);
       this.original = exists ? await this.deps.catalog.loadTable(this.id) : undefined;
       this.state = this.original;
     }
-    const columnar = batch !== undefined && batch.rowCount > 0 && generic.length === 0;
-    if (!columnar || !(await this.flushColumnar(batch))) {
-      const records = mergeBySeq(
-        [...generic],
-        batch && batch.rowCount > 0 ? await reparse(batch, this.reshape) : [],
-      );
+    const held = parts.filter((p) => p.rowCount > 0);
+    if (held.length === 0 || generic.length > 0 || !(await this.flushColumnar(held))) {
+      const records = mergeBySeq([...generic], held.length > 0 ? await reparse(held, this.reshape) : []);
       if (records.length > 0) await this.flushGeneric(records);
       this.genericParts++;
     }
@@ -139,24 +128,25 @@ export class TableLoad {
    * committed together. `summary` is added to the snapshot summary (the load history's record).
    */
   async finish(
-    batch: ColumnarTableBatch | undefined,
+    parts: readonly ColumnarPart[],
     generic: readonly PendingRecord[],
     summary: Readonly<Record<string, string>> | undefined,
   ): Promise<TableLoadResult> {
     const deps = summary ? { ...this.deps, summary: { ...this.deps.summary, ...summary } } : this.deps;
+    const held = parts.filter((p) => p.rowCount > 0);
     if (this.parts === 0 && this.failure === undefined) {
-      const whole = batch !== undefined && batch.rowCount > 0 && generic.length === 0;
+      const whole = held.length > 0 && generic.length === 0;
       return (
-        (whole ? await loadTableColumnar(deps, this.id, batch) : undefined) ??
+        (whole ? await loadTableColumnar(deps, this.id, held) : undefined) ??
         (await loadTable(
           deps,
           this.id,
-          mergeBySeq([...generic], batch && batch.rowCount > 0 ? await reparse(batch, this.reshape) : []),
+          mergeBySeq([...generic], held.length > 0 ? await reparse(held, this.reshape) : []),
           this.reject,
         ))
       );
     }
-    if ((batch?.rowCount ?? 0) > 0 || generic.length > 0) await this.flushPart(batch, generic);
+    if (held.length > 0 || generic.length > 0) await this.flushPart(held, generic);
     if (this.failure !== undefined) {
       await deleteQuietly(deps.store, this.staged.splice(0));
       throw this.failure;
@@ -168,55 +158,16 @@ export class TableLoad {
     return tableIdToString(this.id);
   }
 
-  private async flushColumnar(batch: ColumnarTableBatch): Promise<boolean> {
-    const cfg = this.deps.config;
-    const name = this.id.name;
-    const candidates = partitionCandidatesFor(cfg, name);
-    const hints = hintsFor(cfg, name);
-    const batchType = batch.inferType(hints, cfg.inference.detectTimestamps);
-    if (!batchType || batchType.fields.length === 0) return false;
-    let fit: FitOptions = {};
-    let have = new Set<string>();
-    if (this.state) {
-      const m = this.state.metadata;
-      const current = currentSchema(m);
-      have = schemaColumnPaths(current);
-      fit = columnarFit(current, batch, batchType, hints);
-      try {
-        unionByName(
-          current,
-          fitToExisting(schemaStruct(current), batchType, fit),
-          m['last-column-id'],
-          m['format-version'],
-          {
-            partitionTransforms: partitionSourceTransforms(m['partition-specs']),
-          },
-        );
-      } catch (e) {
-        if (isFloeError(e, ErrorKind.SchemaIncompatible)) return false;
-        throw e;
-      }
-    }
-    // Past `guards.maxColumnsPerTable`: the generic path admits records one by one.
-    let columns = have.size;
-    for (const p of schemaColumnPaths({ schemaId: 0, fields: batchType.fields })) if (!have.has(p)) columns++;
-    if (columns > cfg.limits.maxColumnsPerTable) return false;
-    const base = this.state ?? newTableFor(this.deps, this.id, batchType, candidates, this.uuid);
-    const ev = evolve(base, batchType, candidates, fit);
-    if (!supportsColumnar(ev.schema)) return false;
-    const converted = batch.toColumnar(ev.schema);
-    if (!converted) return false;
+  private async flushColumnar(parts: readonly ColumnarPart[]): Promise<boolean> {
+    const candidates = partitionCandidatesFor(this.deps.config, this.id.name);
+    const decided = await decideColumnar(this.deps, this.id, parts, this.state);
+    if (!decided) return false;
+    const base = this.state ?? newTableFor(this.deps, this.id, decided.batchType, candidates, this.uuid);
+    const ev = evolve(base, decided.batchType, candidates, decided.fit);
     const before = this.staged.length;
     let dataFiles: DataFile[];
     try {
-      dataFiles = await writeColumnarFiles(
-        this.deps,
-        base.metadata,
-        ev.schema,
-        ev.spec,
-        converted,
-        this.staged,
-      );
+      dataFiles = await writeParts(this.deps, base.metadata, ev.schema, ev.spec, parts, this.staged);
     } catch (e) {
       if (!(e instanceof UseGenericPath)) throw e;
       await deleteQuietly(this.deps.store, this.staged.splice(before));
@@ -324,10 +275,6 @@ export class TableLoad {
       ...over,
     });
     if (state === undefined || allFiles.length === 0) return result({});
-    const created = this.original === undefined ? await createTableAs(deps, this.id, state.metadata) : false;
-    // What the files were written for: the table before the run (its updates then apply), or the
-    // table this run created (which holds them already).
-    const expected = this.original ?? state;
     const specId = state.metadata['default-spec-id'];
     const coerced = coercionSummary(this.coerced);
     const prepared: PreparedAppend = {
@@ -337,6 +284,25 @@ export class TableLoad {
       otherSpecFiles: new Map([...this.files].filter(([id]) => id !== specId)),
       ...(coerced ? { summary: { 'floe.coerced': coerced } } : {}),
     };
+    const done = (committed: { attempts: number; snapshot?: { 'snapshot-id': bigint } }, created: boolean) =>
+      result({
+        created,
+        rows: this.rows,
+        files: allFiles.length,
+        bytes: allFiles.reduce((n, f) => n + Number(f.file_size_in_bytes), 0),
+        attempts: committed.attempts,
+        ...(committed.snapshot ? { snapshotId: committed.snapshot['snapshot-id'] } : {}),
+      });
+    // A new table is created with every part as its first snapshot, where the catalog can.
+    let created = false;
+    if (this.original === undefined) {
+      const direct = await createWithAppend(deps, this.id, state.metadata, prepared, deps.summary);
+      if (direct !== 'unsupported' && direct !== 'exists') return done(direct, true);
+      created = direct === 'unsupported' && (await createTableAs(deps, this.id, state.metadata));
+    }
+    // What the files were written for: the table before the run (its updates then apply), or the
+    // table this run created (which holds them already).
+    const expected = this.original ?? state;
     let committed: Awaited<ReturnType<typeof commitAppend>>;
     try {
       committed = await commitAppend(deps, {
@@ -356,15 +322,12 @@ export class TableLoad {
       if (e instanceof TableMoved) await deleteQuietly(deps.store, this.staged.splice(0));
       throw e;
     }
-    return result({
-      created,
-      rows: this.rows,
-      files: allFiles.length,
-      bytes: allFiles.reduce((n, f) => n + Number(f.file_size_in_bytes), 0),
-      attempts: committed.attempts,
-      ...(committed.snapshot ? { snapshotId: committed.snapshot['snapshot-id'] } : {}),
-    });
+    return done(committed, created);
   }
+}
+
+function rowsOf(parts: readonly ColumnarPart[]): number {
+  return parts.reduce((n, p) => n + p.rowCount, 0);
 }
 
 /** The table's schema or spec changed under a load that wrote it in parts. */

@@ -21,7 +21,7 @@ import type { DataFileResult } from '../parquet/index.ts';
 import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
 import { deleteQuietly } from '../ports/object-store.ts';
 import { type FitOptions, fitToExisting } from '../schema/fit.ts';
-import { type AppendResult, commitAppend, type PreparedAppend } from './append.ts';
+import { type AppendResult, commitAppend, createWithAppend, type PreparedAppend } from './append.ts';
 import type { DeadLetter } from './dead-letters.ts';
 
 import type { LoadDeps, TableLoadResult } from './load-types.ts';
@@ -74,6 +74,32 @@ export async function commitStaged(
     if (e instanceof UseGenericPath) await deleteQuietly(deps.store, files.splice(0));
     throw e;
   }
+}
+
+/**
+ * Creates the table the batch was staged for, with the staged files as its first snapshot, in one
+ * metadata file where the catalog can (`createWithAppend`), else created and then committed; when
+ * another writer created the table meanwhile, the batch is staged again for that table
+ * (`commitStaged`). `created`: this call created it.
+ */
+export async function createAndCommit(
+  deps: LoadDeps,
+  id: TableIdentifier,
+  stageFor: (base: LoadedTable, files: string[]) => Promise<Staged>,
+  prestaged: { readonly metadata: TableMetadata; readonly staged: Staged; readonly files: string[] },
+): Promise<Committed & { readonly created: boolean }> {
+  const direct = await createWithAppend(
+    deps,
+    id,
+    prestaged.metadata,
+    prestaged.staged.prepared,
+    deps.summary,
+  );
+  if (direct !== 'unsupported' && direct !== 'exists') {
+    return { result: direct, staged: prestaged.staged, created: true };
+  }
+  const created = direct === 'unsupported' ? await createTableAs(deps, id, prestaged.metadata) : false;
+  return { ...(await commitStaged(deps, id, stageFor, prestaged)), created };
 }
 
 /** What staged files depend on: the schema, the spec and where the table's data lives. */

@@ -42,6 +42,12 @@ export interface Catalog {
    */
   createTable(id: TableIdentifier, metadata: TableMetadata): Promise<LoadedTable>;
   /**
+   * The table's location is `defaultLocation`'s, so a new table may be created with metadata
+   * that already holds a snapshot of files written there (one metadata file instead of two, as
+   * Java's create transaction writes). Not so for S3 Tables (the service assigns the location).
+   */
+  readonly createsWithData?: boolean;
+  /**
    * Writes `metadata` as the table's next version and swaps the pointer iff the table is still at
    * `base`. Throws FloeError CommitConflict (retryable) when someone else committed first.
    */

@@ -85,6 +85,8 @@ export interface GlueCatalogOptions {
 }
 
 export class GlueCatalog implements Catalog {
+  /** New tables live at `defaultLocation`: created with their first snapshot in one metadata file. */
+  readonly createsWithData = true;
   readonly warehouse: string;
   private readonly glue: GlueClient;
   private readonly store: ObjectStore;

@@ -32,6 +32,8 @@ interface CurrentFile {
 }
 
 export class FileCatalog implements Catalog {
+  /** New tables live at `defaultLocation`: created with their first snapshot in one metadata file. */
+  readonly createsWithData = true;
   readonly warehouse: string;
 
   constructor(

@@ -1,14 +1,12 @@
 /** Staging a table's JSON records: columns straight to Parquet, rows through the generic path, or pending. */
 import { hintsFor, typeConflictFor, upsertFor } from '../../config.ts';
 import type { ColumnarTableBatch } from '../../engine/columnar-batch.ts';
-import { columnarFit, mergeBySeq, reparse, writeColumnarFiles } from '../../engine/columnar-stage.ts';
+import { LocalPart } from '../../engine/columnar-part.ts';
+import { decideColumnar, mergeBySeq, reparse, writeParts } from '../../engine/columnar-stage.ts';
 import type { DeadLetter } from '../../engine/dead-letters.ts';
 import { coercionSummary, refuseAlone, screen, stage } from '../../engine/generic-stage.ts';
 import type { PendingRecord } from '../../engine/load-types.ts';
 import { evolve, UseGenericPath } from '../../engine/table-staging.ts';
-import { ErrorKind, isFloeError } from '../../errors.ts';
-import { currentSchema } from '../../iceberg/table-metadata.ts';
-import { supportsColumnar } from '../../parquet/index.ts';
 import type { LoadedTable } from '../../ports/catalog.ts';
 import type { DeadLetterRecord } from '../../ports/dead-letters.ts';
 import { deleteQuietly } from '../../ports/object-store.ts';
@@ -56,29 +54,15 @@ async function columnarFits(
   base: LoadedTable,
   columnar: ColumnarTableBatch,
 ): Promise<WrittenFile[] | undefined> {
-  const cfg = t.deps.config;
-  const hints = hintsFor(cfg, base.id.name);
-  const batchType = columnar.inferType(hints, cfg.inference.detectTimestamps);
-  if (!batchType || batchType.fields.length === 0) return undefined;
-  let ev: ReturnType<typeof evolve>;
-  try {
-    // A promotion the values need is an evolution: those records go pending, like the generic path's.
-    ev = evolve(
-      base,
-      batchType,
-      t.candidates,
-      columnarFit(currentSchema(base.metadata), columnar, batchType, hints),
-    );
-  } catch (e) {
-    if (isFloeError(e, ErrorKind.SchemaIncompatible)) return undefined;
-    throw e;
-  }
-  if (ev.updates.length > 0 || !supportsColumnar(ev.schema)) return undefined;
-  const columns = columnar.toColumnar(ev.schema);
-  if (!columns) return undefined;
+  const parts = [new LocalPart(columnar, t.load.encoder)];
+  // A promotion the values need is an evolution: those records go pending, like the generic path's.
+  const decided = await decideColumnar(t.deps, t.id, parts, base);
+  if (!decided) return undefined;
+  const ev = evolve(base, decided.batchType, t.candidates, decided.fit);
+  if (ev.updates.length > 0) return undefined;
   const before = t.staged.length;
   try {
-    const files = await writeColumnarFiles(t.load, base.metadata, ev.schema, ev.spec, columns, t.staged);
+    const files = await writeParts(t.load, base.metadata, ev.schema, ev.spec, parts, t.staged);
     const schemaId = ev.schema.schemaId;
     const specId = ev.spec['spec-id'];
     return files.map((file) => ({ file, schemaId, specId }));
