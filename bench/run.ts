@@ -19,14 +19,18 @@
  *   width      `floe load` vs DuckDB process to process: one table, the     bench/width.ts
  *              mixed sample, ~230 tables (one per origin), growth 1 M → 3 M records; wall time and
  *              peak RSS of each process (issue 18); ~2.5 min at its 3 M-record default
+ *   ingest-width  ingest handler on one 5,000-record batch over 200 tables vs 3 tables  bench/ingest-width.ts
+ *              (uniform, Zipf, first sight, empty table cache, whole handler), the committer
+ *              after 5 such batches in a child process (time, memory per table) (issue 18)
  *
- * BENCH_ONLY=load|ingest|committer|startup|wide|maintenance|upsert|width (comma-separated; default
+ * BENCH_ONLY=load|ingest|committer|startup|wide|maintenance|upsert|width|ingest-width (comma-separated; default
  * all but maintenance; `all` for every one). Sizes: see bench/README.md.
  */
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { printSummary, type SummaryRow, writeProfileWindows } from './common.ts';
+import { benchIngestWidth } from './ingest-width.ts';
 import { benchLoad } from './load.ts';
 import { benchMaintenance } from './maintenance.ts';
 import { benchStartup } from './startup.ts';
@@ -36,7 +40,17 @@ import { benchWide } from './wide.ts';
 import { benchWidth } from './width.ts';
 import { startDynalite } from './wiring.ts';
 
-const ALL = ['load', 'ingest', 'committer', 'startup', 'wide', 'maintenance', 'upsert', 'width'] as const;
+const ALL = [
+  'load',
+  'ingest',
+  'committer',
+  'startup',
+  'wide',
+  'maintenance',
+  'upsert',
+  'width',
+  'ingest-width',
+] as const;
 /** `npm run bench` without BENCH_ONLY: the month of maintenance takes ~4 min on its own. */
 const DEFAULT = ALL.filter((b) => b !== 'maintenance');
 const chosen =
@@ -56,7 +70,7 @@ async function main() {
   const rows: SummaryRow[] = [];
   try {
     if (only.includes('load')) rows.push(...(await benchLoad(work)));
-    if (only.includes('ingest') || only.includes('committer')) {
+    if (only.includes('ingest') || only.includes('committer') || only.includes('ingest-width')) {
       const dynamo = await startDynalite();
       try {
         if (only.includes('ingest')) rows.push(...(await benchIngest(dynamo, work)));
@@ -64,6 +78,7 @@ async function main() {
           rows.push(...(await benchCommitTables(dynamo, work)));
           rows.push(...(await benchCommitHistory(dynamo, work)));
         }
+        if (only.includes('ingest-width')) rows.push(...(await benchIngestWidth(dynamo, work)));
       } finally {
         await dynamo.close();
       }

@@ -169,11 +169,12 @@ export function pipeline(
   client: DynamoDBClient,
   dir: string,
   ledgerTable: string,
-  opts: { config?: unknown; seed?: number } = {},
+  opts: { config?: unknown; seed?: number; store?: LocalObjectStore } = {},
 ): BenchPipeline {
   const clock = systemClock;
   const ids = seededIds(opts.seed ?? 7);
-  const store = new LocalObjectStore();
+  // A caller may pass a decorated store (bench/ingest-width.ts counts puts and bytes).
+  const store = opts.store ?? new LocalObjectStore();
   const uri = fileUri(dir);
   const catalog = new FileCatalog(store, uri);
   const config = parseConfig(opts.config ?? {});

@@ -49,7 +49,10 @@ const NO_VALUE = BIT(SlotKind.Null) | BIT(SlotKind.EmptyList);
 interface ColumnAcc {
   readonly path: string;
   readonly segments: readonly string[];
-  /** `seq` of the first record stored in the column (-1: none yet): columns are ordered by it. */
+  /**
+   * Where the column first appeared (-1: not yet): `seq × 4096 + slot` of the first record stored
+   * in it (document order within a record); the table's columns come in this order.
+   */
   first: number;
   /** Rows stored so far (later rows are null). */
   len: number;
@@ -64,9 +67,47 @@ interface ColumnAcc {
   /** Bit set of SlotKinds seen. */
   kinds: number;
   /** Microseconds of every value, kept when inference found the column to be timestamptz. */
-  micros?: BigInt64Array;
+  micros: BigInt64Array | undefined;
   /** Days of every value, kept when inference found the column to be a date. */
-  days?: Int32Array;
+  days: Int32Array | undefined;
+}
+
+/**
+ * A column accumulator. Every one is made here or by `copyColumn`, with every field set in one
+ * order: the append loop then sees one object shape (never `delete` a field of one).
+ */
+function newColumn(path: string, segments: readonly string[], rows: number): ColumnAcc {
+  return {
+    path,
+    segments,
+    first: -1,
+    len: 0,
+    rowKinds: new Uint8Array(rows),
+    nums: undefined,
+    heap: new Uint8Array(rows * 8),
+    heapLen: 0,
+    ends: undefined,
+    kinds: 0,
+    micros: undefined,
+    days: undefined,
+  };
+}
+
+function copyColumn(c: ColumnAcc): ColumnAcc {
+  return {
+    path: c.path,
+    segments: c.segments,
+    first: c.first,
+    len: c.len,
+    rowKinds: c.rowKinds,
+    nums: c.nums,
+    heap: c.heap,
+    heapLen: c.heapLen,
+    ends: c.ends,
+    kinds: c.kinds,
+    micros: c.micros,
+    days: c.days,
+  };
 }
 
 const utf8 = new TextDecoder('utf-8');
@@ -270,7 +311,8 @@ export class ColumnarTableBatch {
     for (let i = 0; i < cols.length; i++) {
       const c = cols[i];
       if (c === undefined) continue;
-      if (c.first < 0) c.first = seq;
+      // Where the column first appeared: the record, then its place in it (document order).
+      if (c.first < 0) c.first = seq * 4096 + (i < 4095 ? i : 4095);
       if (row >= c.rowKinds.length) this.growRows(c, row + 1);
       if (c.len < row) pad(c, row);
       const k = nulls !== undefined && nulls[i] === 1 ? SlotKind.Null : kinds[i]!;
@@ -345,7 +387,7 @@ export class ColumnarTableBatch {
     out.rowCount = this.rowCount;
     for (const [path, c] of this.columns) {
       if (c.kinds === 0 && c.len === 0) continue;
-      out.columns.set(path, { ...c });
+      out.columns.set(path, copyColumn(c));
       c.first = -1;
       c.len = 0;
       c.kinds = 0;
@@ -354,8 +396,8 @@ export class ColumnarTableBatch {
       c.heap = new Uint8Array(INITIAL_ROWS_WIDE * 8);
       c.heapLen = 0;
       c.ends = undefined;
-      delete c.micros;
-      delete c.days;
+      c.micros = undefined;
+      c.days = undefined;
     }
     for (const [path, s] of this.structs) {
       if (s.len === 0) continue;
@@ -407,8 +449,9 @@ export class ColumnarTableBatch {
   static fromData(data: BatchData, sources: readonly string[], resolveRaw?: RawResolver): ColumnarTableBatch {
     const b = new ColumnarTableBatch(sources, resolveRaw);
     b.rowCount = data.rowCount;
-    for (const c of data.columns) b.columns.set(c.path, { ...c });
-    for (const st of data.structs) b.structs.set(st.path, { ...st });
+    for (const c of data.columns) b.columns.set(c.path, copyColumn(c));
+    for (const st of data.structs)
+      b.structs.set(st.path, { path: st.path, present: st.present, len: st.len });
     b.seqs = data.seqs;
     b.lineNos = data.lineNos;
     b.sourceIdx = data.sourceIdx;
@@ -461,8 +504,8 @@ export class ColumnarTableBatch {
       } else if (c.ends) c.ends.fill(c.heapLen, base, base + o.len);
       c.len = base + o.len;
       // Parsed values cached by a summary no longer cover every row.
-      delete c.micros;
-      delete c.days;
+      c.micros = undefined;
+      c.days = undefined;
     }
     for (const o of other.structs.values()) {
       if (o.len === 0) continue;
@@ -491,18 +534,7 @@ export class ColumnarTableBatch {
     let c = this.columns.get(path);
     if (!c) {
       const rows = this.columns.size < ROOMY_COLUMNS ? INITIAL_ROWS : INITIAL_ROWS_WIDE;
-      c = {
-        path,
-        segments,
-        first: -1,
-        len: 0,
-        rowKinds: new Uint8Array(rows),
-        nums: undefined,
-        heap: new Uint8Array(rows * 8),
-        heapLen: 0,
-        ends: undefined,
-        kinds: 0,
-      };
+      c = newColumn(path, segments, rows);
       this.held += columnBytes(rows);
       this.columns.set(path, c);
     }
@@ -711,7 +743,7 @@ export interface ColumnSummary {
   readonly segments: readonly string[];
   /** Bit set of the SlotKinds the column saw. */
   readonly kinds: number;
-  /** `seq` of the first record that had the column (the table's columns come in this order). */
+  /** Where the column first appeared (`seq × 4096 + slot`): the table's columns come in this order. */
   readonly first: number;
   /** For a column of strings only (and nulls): their class. */
   readonly strings?: StringClass;
@@ -777,8 +809,19 @@ export function inferSummaries(
   hints: Readonly<Record<string, string>>,
 ): StructType | undefined {
   const merged = mergeSummaries(parts);
-  // Columns in the order records first had them, wherever the records are held.
+  // Columns in the order records first had them, wherever the records are held: a field's place
+  // is where it, or anything below it, first appeared — also as a null (`{"a": null}` before
+  // `{"b": 1, "a": {"x": 1}}` makes `a` the first column, as the generic path does).
   const summary = { ...merged, columns: [...merged.columns].sort((a, b) => order(a.first) - order(b.first)) };
+  const placeOf = new Map<string, number>();
+  for (const c of summary.columns) {
+    const at = order(c.first);
+    for (let k = 1; k <= c.segments.length; k++) {
+      const p = c.segments.slice(0, k).join('.');
+      const had = placeOf.get(p);
+      if (had === undefined || at < had) placeOf.set(p, at);
+    }
+  }
   interface Node {
     fields: Map<string, Node | PrimitiveType>;
   }
@@ -826,18 +869,20 @@ export function inferSummaries(
     }
     if (n !== undefined && !('fields' in n)) return undefined;
   }
-  const build = (n: Node): NestedField[] => {
-    const out: NestedField[] = [];
+  const build = (n: Node, prefix: string): NestedField[] => {
+    const out: { place: number; field: NestedField }[] = [];
     for (const [name, v] of n.fields) {
+      const path = prefix === '' ? name : `${prefix}.${name}`;
+      const place = placeOf.get(path) ?? Number.MAX_SAFE_INTEGER;
       if ('fields' in v) {
-        const fields = build(v);
+        const fields = build(v, path);
         if (fields.length === 0) continue; // an object that never held a typed value
-        out.push({ id: 0, name, required: false, type: { kind: 'struct', fields } });
-      } else out.push({ id: 0, name, required: false, type: v });
+        out.push({ place, field: { id: 0, name, required: false, type: { kind: 'struct', fields } } });
+      } else out.push({ place, field: { id: 0, name, required: false, type: v } });
     }
-    return out;
+    return out.sort((a, b) => a.place - b.place).map((o) => o.field);
   };
-  return assignIds({ kind: 'struct', fields: build(root) });
+  return assignIds({ kind: 'struct', fields: build(root, '') });
 }
 
 /** Null rows up to `row` (kind Null is 0, so only the string ends need writing). */
@@ -1065,48 +1110,6 @@ export function gatherRows(batch: ColumnarBatch, rows: readonly number[]): Colum
   const structValid = new Map<number, Uint8Array>();
   for (const [id, valid] of batch.structValid ?? []) structValid.set(id, pick(valid, rows));
   return { rowCount: n, leaves, structValid };
-}
-
-/** Rows `from..to` of `batch` as a batch of their own: views where the arrays allow, no copies. */
-export function sliceRows(batch: ColumnarBatch, from: number, to: number): ColumnarBatch {
-  const leaves = new Map<number, ColumnarLeaf>();
-  for (const [id, leaf] of batch.leaves) {
-    const v = leaf.values;
-    let values: ColumnValues;
-    switch (v.kind) {
-      case 'int64':
-        values = { kind: 'int64', values: v.values.subarray(from, to) };
-        break;
-      case 'int32':
-        values = { kind: 'int32', values: v.values.subarray(from, to) };
-        break;
-      case 'float64':
-        values = { kind: 'float64', values: v.values.subarray(from, to) };
-        break;
-      case 'float32':
-        values = { kind: 'float32', values: v.values.subarray(from, to) };
-        break;
-      case 'bool':
-        values = { kind: 'bool', values: v.values.subarray(from, to) };
-        break;
-      case 'utf8':
-        values = { kind: 'utf8', values: v.values.slice(from, to) };
-        break;
-      case 'utf8-bytes': {
-        const base = v.offsets[from]!;
-        const offsets = new Int32Array(to - from + 1);
-        for (let i = 0; i <= to - from; i++) offsets[i] = v.offsets[from + i]! - base;
-        values = { kind: 'utf8-bytes', data: v.data.subarray(base, v.offsets[to]!), offsets };
-        break;
-      }
-      default:
-        values = { kind: 'any', values: v.values.slice(from, to) };
-    }
-    leaves.set(id, leaf.valid ? { values, valid: leaf.valid.subarray(from, to) } : { values });
-  }
-  const structValid = new Map<number, Uint8Array>();
-  for (const [id, valid] of batch.structValid ?? []) structValid.set(id, valid.subarray(from, to));
-  return { rowCount: to - from, leaves, structValid };
 }
 
 function pick(bytes: Uint8Array, rows: readonly number[]): Uint8Array {

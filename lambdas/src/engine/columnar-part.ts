@@ -15,7 +15,14 @@ import { indexById, type Schema, schemaStruct } from '../iceberg/schema.ts';
 import { parseTransform } from '../iceberg/transform.ts';
 import { isPrimitive, type PrimitiveType, parsePrimitive, type StructType } from '../iceberg/types.ts';
 import type { IcebergValue } from '../iceberg/values.ts';
-import { type DataFileResult, supportsColumnar, writeColumnarDataFile } from '../parquet/index.ts';
+import {
+  type ColumnarBatch,
+  type DataFileResult,
+  StreamingDataFileWriter,
+  sliceColumnar,
+  supportsColumnar,
+  writeColumnarDataFile,
+} from '../parquet/index.ts';
 import type { ParquetCompression } from '../parquet/writer.ts';
 import type { ColumnNeeds, FitOptions } from '../schema/fit.ts';
 import { columnNeeds, widerOf } from '../schema/promote.ts';
@@ -26,7 +33,6 @@ import {
   inferSummaries,
   type Provenance,
   partitionGroups,
-  sliceRows,
 } from './columnar-batch.ts';
 import type { ParquetEncoder } from './row-files.ts';
 
@@ -95,13 +101,13 @@ export class LocalPart implements ColumnarPart {
  * A batch's records as Parquet files for `schema` and `spec` (see `ColumnarPart.encode`): values
  * converted column by column, rows grouped by partition, one file per group (and `maxRows`).
  */
-export function encodeBatch(
+export async function encodeBatch(
   batch: ColumnarTableBatch,
   schema: Schema,
   spec: PartitionSpec,
   options: EncodeOptions,
   encoder?: ParquetEncoder,
-): EncodedFile[] | undefined {
+): Promise<EncodedFile[] | undefined> {
   if (!supportsColumnar(schema)) return undefined;
   const columns = batch.toColumnar(schema);
   if (!columns) return undefined;
@@ -128,10 +134,17 @@ export function encodeBatch(
         to - i === n
           ? columns
           : all
-            ? sliceRows(columns, i, to)
+            ? sliceColumnar(columns, i, to)
             : gatherRows(columns, g.rows.length <= options.maxRows ? g.rows : g.rows.slice(i, to));
       try {
-        out.push({ tuple: g.tuple, file: write(schema, part, { compression: options.compression }) });
+        const opts = { compression: options.compression };
+        // A large file is written a slice of rows at a time: the Arrow and wasm memory of one
+        // slice, not of the whole file (parquet-wasm's memory never shrinks once grown).
+        const file =
+          encoder === undefined && part.rowCount > STREAM_ROWS
+            ? await streamColumns(schema, part, opts)
+            : write(schema, part, opts);
+        out.push({ tuple: g.tuple, file });
       } catch {
         // Nobody foresaw this (the values converted): the generic path isolates the records.
         return undefined;
@@ -139,6 +152,24 @@ export function encodeBatch(
     }
   }
   return out;
+}
+
+/** Files of more rows than this are written in slices (`StreamingDataFileWriter.addColumns`). */
+const STREAM_ROWS = 128 * 1024;
+
+async function streamColumns(
+  schema: Schema,
+  batch: ColumnarBatch,
+  opts: { compression: ParquetCompression },
+): Promise<DataFileResult> {
+  const writer = new StreamingDataFileWriter(schema, opts);
+  try {
+    await writer.addColumns(batch);
+    return await writer.finish();
+  } catch (e) {
+    await writer.abort();
+    throw e;
+  }
 }
 
 /** The type of every part's records together (placeholder ids), or undefined on a conflict. */

@@ -21,7 +21,14 @@ import { parseTemplate, type RouteResult, type Router, splitNamespace } from '..
 import { BytesMap } from './bytes-map.ts';
 import type { Binding, ColumnarTableBatch } from './columnar-batch.ts';
 import { DeadLetterReason } from './dead-letters.ts';
-import { depthGuardDetail, type RecordRules, type ShapeRules, shapeAsIs } from './record-rules.ts';
+import {
+  ABSENT_FIELD,
+  depthGuardDetail,
+  OBJECT_FIELD,
+  type RecordRules,
+  type ShapeRules,
+  shapeAsIs,
+} from './record-rules.ts';
 
 /** A record the fast path refused: its dead letter's reason and detail (and table, if routed). */
 export interface FastRefusal {
@@ -142,20 +149,19 @@ export class FastPath {
     let lb = target.bindings.get(shape.id);
     if (lb === undefined) {
       const rules = this.rules ? this.rules.bindShape(shape, target.table) : shapeAsIs(shape);
-      const binding =
-        rules.refusal || rules.needsGeneric
-          ? undefined
-          : target.batch.bind(rules.slots, rules.structs, rules.nulls);
+      const binding = rules.needsGeneric
+        ? undefined
+        : target.batch.bind(rules.slots, rules.structs, rules.nulls);
       lb = { binding, rules };
       target.bindings.set(shape.id, lb);
     }
     const r = lb.rules;
-    if (r.refusal) return { ...r.refusal, table: target.table };
     if (lb.binding === undefined) return undefined;
     const kinds = this.scanner.kinds;
-    if (r.deepLists.length > 0) {
+    if (r.depth > 0) {
+      // The depth guard first (as `RecordRules.check`): objects, and each `[]` a level.
       let depth = r.depth;
-      for (const i of r.deepLists) {
+      for (const i of r.lists) {
         if (kinds[i] === SlotKind.EmptyList) depth = Math.max(depth, r.slots[i]!.length + 1);
       }
       const limit = this.cfg.limits.maxNestingDepth;
@@ -170,7 +176,8 @@ export class FastPath {
     if (r.keep.length > 0) {
       const missing: string[] = [];
       for (const k of r.keep) {
-        const kind = kinds[k.slot];
+        if (k.slot === OBJECT_FIELD) continue;
+        const kind = k.slot === ABSENT_FIELD ? SlotKind.Null : kinds[k.slot];
         if (kind === SlotKind.Null || kind === SlotKind.EmptyList) missing.push(k.path);
       }
       if (missing.length > 0) {

@@ -196,7 +196,10 @@ export async function screen(
   const joinsTable = tableJoiner(name, base);
 
   /** One pass of conflict screening and the column limit over `pool`. */
-  const screenRound = (pool: readonly PendingRecord[], first: StructInferrer) => {
+  const screenRound = (
+    pool: readonly PendingRecord[],
+    first: StructInferrer,
+  ): { accepted: PendingRecord[]; rejected: DeadLetter[]; inferred: StructType } => {
     let conflicted = false;
     for (const r of pool) {
       if (addOrThrown(first, r.value)) {
@@ -234,6 +237,17 @@ export async function screen(
     if (policy.maxColumns !== undefined) {
       const within = admitColumns(name, current, accepted, inferred, policy.maxColumns);
       if (within.rejected.length > 0) {
+        if (rejected.length > 0) {
+          // Records refused as conflicting may have conflicted with one the column guard now
+          // refuses: the rest is screened again without it (a dead letter decides nothing).
+          const kept = new Set(within.accepted);
+          const gone = new Set(accepted.filter((r) => !kept.has(r)));
+          const again = screenRound(
+            pool.filter((r) => !gone.has(r)),
+            newInferrer(),
+          );
+          return { ...again, rejected: [...within.rejected, ...again.rejected] };
+        }
         rejected.push(...within.rejected);
         accepted = within.accepted;
         inferred = inferAll(newInferrer(), accepted).result();

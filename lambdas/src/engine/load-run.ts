@@ -156,6 +156,12 @@ export class LoadRun {
     let offset = 0;
     let line = 1;
     let read = 0;
+    let scanning: Promise<void> = Promise.resolve();
+    // A failed round fails the read; until awaited, it must not be an unhandled rejection.
+    const watch = (p: Promise<void>) => {
+      p.catch(() => undefined);
+      return p;
+    };
     for await (const chunk of chunks) {
       const lines = countLines(chunk);
       round.push({
@@ -173,11 +179,14 @@ export class LoadRun {
       this.lines += lines;
       read += lines;
       if (round.length === workers.size) {
-        await this.scanRound(round);
-        onLines(read);
+        // The next round's chunks are read (and hashed) while the workers scan this one.
+        await scanning;
+        onLines(read - lines);
+        scanning = watch(this.scanRound(round));
         round = [];
       }
     }
+    await scanning;
     if (round.length > 0) await this.scanRound(round);
     onLines(read);
   }
@@ -309,7 +318,7 @@ export class LoadRun {
     for (const w of this.tables.values()) {
       const b = bytesOf(w);
       held += b;
-      if (w.load.flushable && b > 0) candidates.push(w);
+      if (w.load.flushable && rowsHeld(w) > 0) candidates.push(w);
     }
     this.held = held;
     const big = candidates.filter((w) => bytesOf(w) >= this.partBytes);

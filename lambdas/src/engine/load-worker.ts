@@ -277,7 +277,7 @@ parentPort?.on('message', async (m: ToWorker) => {
         });
         return;
       case 'encode': {
-        const files = encodeBatch(worker!.part(m.part), m.schema, m.spec, m.options)?.map((f) => ({
+        const files = (await encodeBatch(worker!.part(m.part), m.schema, m.spec, m.options))?.map((f) => ({
           ...f,
           file: { ...f.file, bytes: ownBuffer(f.file.bytes) },
         }));

@@ -223,17 +223,25 @@ export interface ShapeRules {
   readonly nulls: Uint8Array | undefined;
   /** The nested objects that remain (column paths). */
   readonly structs: readonly (readonly string[])[];
-  /** Every record of the layout is refused so (a kept field it lacks, the depth guard). */
-  readonly refusal?: { readonly reason: DeadLetterReason; readonly detail: string };
-  /** Slots that must hold a value (`keep`): a record where one is null or `[]` is refused. */
+  /**
+   * The kept fields (`keep`), in the list's order: the slot that must hold a value (a record where
+   * it is null or `[]` lacks it), or `ABSENT_FIELD` (no record of the layout has it), or
+   * `OBJECT_FIELD` (every record has it: an object).
+   */
   readonly keep: readonly { readonly slot: number; readonly path: string }[];
-  /** Slots whose `[]` would take the record past the depth guard (with field lists only). */
-  readonly deepLists: readonly number[];
-  /** The layout's nesting depth without its empty lists (what the depth guard counts). */
+  /**
+   * The depth guard (with field lists only; else the reader enforces it): the layout's depth
+   * without its empty lists, and the slots whose `[]` would nest deeper (each `[]` is a level).
+   */
   readonly depth: number;
+  readonly lists: readonly number[];
   /** A remaining object holds nothing: the generic path knows what `{}` means. */
   readonly needsGeneric?: true;
 }
+
+/** `ShapeRules.keep` slots of fields the layout does not have / has as an object. */
+export const ABSENT_FIELD = -1;
+export const OBJECT_FIELD = -2;
 
 /** Identity rules for a layout: every slot to its column path, nothing checked. */
 export function shapeAsIs(shape: Shape): ShapeRules {
@@ -242,8 +250,8 @@ export function shapeAsIs(shape: Shape): ShapeRules {
     nulls: undefined,
     structs: shape.structNodes.map((s) => s.segments),
     keep: [],
-    deepLists: [],
     depth: 0,
+    lists: [],
   };
 }
 
@@ -373,50 +381,34 @@ export class RecordRules {
     // `keep`: a listed path is a remaining slot (checked per record), a remaining object (always
     // there), or missing from every record of the layout.
     const keep: { slot: number; path: string }[] = [];
-    const missing: string[] = [];
     for (const parts of f.keep ?? []) {
       const path = parts.join('.');
       const slot = slots.findIndex(
         (segs, i) => segs !== undefined && nulls?.[i] !== 1 && segs.join('.') === path,
       );
-      if (slot >= 0) keep.push({ slot, path });
-      else if (!structs.some((st) => st.join('.') === path)) missing.push(path);
+      keep.push({
+        slot: slot >= 0 ? slot : structs.some((st) => st.join('.') === path) ? OBJECT_FIELD : ABSENT_FIELD,
+        path,
+      });
     }
-    const base = { slots, nulls, structs, keep, ...(needsGeneric ? { needsGeneric } : {}) };
     // With field lists the depth guard judges what remains (readerDepthLimit): objects count one
-    // level each, and so does an empty list. It is checked before `keep`, as `check` does.
-    const deepLists: number[] = [];
-    let depth = 1;
+    // level each, and so does an empty list (also one left where `only` makes a scalar null).
+    let depth = 0;
+    const lists: number[] = [];
     if (this.cfg.fields !== undefined) {
-      const limit = this.cfg.limits.maxNestingDepth;
+      depth = 1;
       for (let i = 0; i < n; i++) {
         const segs = slots[i];
         if (segs === undefined) continue;
-        depth = Math.max(depth, segs.length);
-        if (nulls?.[i] !== 1 && segs.length + 1 > limit) deepLists.push(i);
+        if (nulls?.[i] !== 1) depth = Math.max(depth, segs.length);
       }
       for (const st of structs) depth = Math.max(depth, st.length + 1);
-      if (depth > limit) {
-        return {
-          ...base,
-          deepLists: [],
-          depth,
-          refusal: { reason: DeadLetterReason.GuardMaxDepth, detail: depthGuardDetail(table, depth, limit) },
-        };
+      for (let i = 0; i < n; i++) {
+        const segs = slots[i];
+        if (segs !== undefined && segs.length + 1 > depth) lists.push(i);
       }
     }
-    if (missing.length > 0) {
-      return {
-        ...base,
-        deepLists: [],
-        depth,
-        refusal: {
-          reason: DeadLetterReason.MissingKeptField,
-          detail: `table '${table}': kept field ${missing.join(', ')} missing or null (fields keep)`,
-        },
-      };
-    }
-    return { ...base, deepLists, depth };
+    return { slots, nulls, structs, keep, depth, lists, ...(needsGeneric ? { needsGeneric } : {}) };
   }
 
   /**

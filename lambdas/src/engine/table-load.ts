@@ -108,6 +108,7 @@ export class TableLoad {
   }
 
   private async writePart(parts: readonly ColumnarPart[], generic: readonly PendingRecord[]): Promise<void> {
+    if (rowsOf(parts) + generic.length === 0) return; // nothing held: no part
     if (this.parts === 0) {
       const exists = await this.deps.catalog.tableExists(this.id);
       this.original = exists ? await this.deps.catalog.loadTable(this.id) : undefined;

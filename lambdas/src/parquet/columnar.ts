@@ -71,6 +71,48 @@ export interface ColumnarBatch {
   readonly structValid?: ReadonlyMap<number, Uint8Array>;
 }
 
+/** Rows `from..to` of `batch` as a batch of their own: views where the arrays allow, no copies. */
+export function sliceColumnar(batch: ColumnarBatch, from: number, to: number): ColumnarBatch {
+  const leaves = new Map<number, ColumnarLeaf>();
+  for (const [id, leaf] of batch.leaves) {
+    const v = leaf.values;
+    let values: ColumnValues;
+    switch (v.kind) {
+      case 'int64':
+        values = { kind: 'int64', values: v.values.subarray(from, to) };
+        break;
+      case 'int32':
+        values = { kind: 'int32', values: v.values.subarray(from, to) };
+        break;
+      case 'float64':
+        values = { kind: 'float64', values: v.values.subarray(from, to) };
+        break;
+      case 'float32':
+        values = { kind: 'float32', values: v.values.subarray(from, to) };
+        break;
+      case 'bool':
+        values = { kind: 'bool', values: v.values.subarray(from, to) };
+        break;
+      case 'utf8':
+        values = { kind: 'utf8', values: v.values.slice(from, to) };
+        break;
+      case 'utf8-bytes': {
+        const base = v.offsets[from]!;
+        const offsets = new Int32Array(to - from + 1);
+        for (let i = 0; i <= to - from; i++) offsets[i] = v.offsets[from + i]! - base;
+        values = { kind: 'utf8-bytes', data: v.data.subarray(base, v.offsets[to]!), offsets };
+        break;
+      }
+      default:
+        values = { kind: 'any', values: v.values.slice(from, to) };
+    }
+    leaves.set(id, leaf.valid ? { values, valid: leaf.valid.subarray(from, to) } : { values });
+  }
+  const structValid = new Map<number, Uint8Array>();
+  for (const [id, valid] of batch.structValid ?? []) structValid.set(id, valid.subarray(from, to));
+  return { rowCount: to - from, leaves, structValid };
+}
+
 /** True when the schema has no list or map anywhere, i.e. `writeColumnarDataFile` can write it. */
 export function supportsColumnar(schema: Schema): boolean {
   const ok = (t: IcebergType): boolean =>
@@ -120,7 +162,8 @@ interface Ctx {
   scratch: Val[] | undefined;
 }
 
-function buildColumnarColumns(
+/** Builds the Arrow columns of a columnar batch (for the writers; internal to `parquet/`). */
+export function buildColumnarColumns(
   schema: Schema,
   plan: WritePlan,
   batch: ColumnarBatch,

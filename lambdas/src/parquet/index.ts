@@ -9,6 +9,7 @@ export {
   type ColumnarBatch,
   type ColumnarLeaf,
   type ColumnValues,
+  sliceColumnar,
   supportsColumnar,
   writeColumnarDataFile,
 } from './columnar.ts';

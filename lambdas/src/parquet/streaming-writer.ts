@@ -17,9 +17,11 @@ import * as pw from 'parquet-wasm';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import type { Schema } from '../iceberg/schema.ts';
 import type { Row } from '../iceberg/values.ts';
-import { buildColumns } from './column-builder.ts';
+import { type BuiltColumns, buildColumns } from './column-builder.ts';
 import type { WritePlan } from './column-plan.ts';
+import { buildColumnarColumns, type ColumnarBatch, sliceColumnar } from './columnar.ts';
 import { readFooter } from './footer.ts';
+import type { Allocator } from './memory.ts';
 import { type LeafStats, mergeLeafStats } from './metrics.ts';
 import { asBigInt, getField } from './thrift-compact.ts';
 import {
@@ -89,12 +91,38 @@ export class StreamingDataFileWriter {
    *   required column (as `writeDataFile`); the writer is then failed.
    */
   async add(rows: readonly Row[]): Promise<void> {
+    const slices: ((plan: WritePlan, alloc: Allocator) => BuiltColumns)[] = [];
+    for (let at = 0; at < rows.length; at += SLICE_ROWS) {
+      const slice = at === 0 && rows.length <= SLICE_ROWS ? rows : rows.slice(at, at + SLICE_ROWS);
+      slices.push((plan, alloc) => buildColumns(plan, slice, alloc));
+    }
+    return this.addBuilt(slices);
+  }
+
+  /**
+   * Converts and writes a columnar batch (see `writeColumnarDataFile`), a slice of rows at a time
+   * (views of its arrays: nothing is copied but each slice's Arrow columns).
+   */
+  async addColumns(batch: ColumnarBatch): Promise<void> {
+    const slices: ((plan: WritePlan, alloc: Allocator) => BuiltColumns)[] = [];
+    for (let at = 0; at < batch.rowCount; at += SLICE_ROWS) {
+      const part =
+        at === 0 && batch.rowCount <= SLICE_ROWS
+          ? batch
+          : sliceColumnar(batch, at, Math.min(batch.rowCount, at + SLICE_ROWS));
+      slices.push((plan, alloc) => buildColumnarColumns(this.schema, plan, part, alloc));
+    }
+    return this.addBuilt(slices);
+  }
+
+  private async addBuilt(
+    slices: readonly ((plan: WritePlan, alloc: Allocator) => BuiltColumns)[],
+  ): Promise<void> {
     if (this.state === 'finished' || this.state === 'failed')
       throw new FloeError(ErrorKind.Unexpected, `StreamingDataFileWriter.add after it ${this.state}`);
     try {
-      for (let at = 0; at < rows.length; at += SLICE_ROWS) {
-        const slice = at === 0 && rows.length <= SLICE_ROWS ? rows : rows.slice(at, at + SLICE_ROWS);
-        const { built, table } = toWasmTable(this.plan, (plan, alloc) => buildColumns(plan, slice, alloc));
+      for (const build of slices) {
+        const { built, table } = toWasmTable(this.plan, build);
         let batches: pw.RecordBatch[];
         try {
           batches = table.recordBatches();

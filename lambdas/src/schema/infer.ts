@@ -187,7 +187,12 @@ export class StructInferrer {
     hint: PrimitiveType | undefined,
   ): Node | undefined {
     if (v === null) return node;
-    if (hint !== undefined) return hint; // a hint fixes the type; values are checked on conversion
+    if (hint !== undefined) {
+      // A hint fixes the type; values are checked on conversion. A value-less `[]` or `{}` is no
+      // value, hinted or not: it adds no column.
+      if (typeof v === 'object' && !(v instanceof JsonNumberText) && !hasTypedValue(v)) return node;
+      return hint;
+    }
     if (typeof v === 'object' && node !== undefined && !(v instanceof JsonNumberText)) {
       const kind = Array.isArray(v) ? 'list' : 'struct';
       if (node.kind !== kind) {

@@ -7,6 +7,7 @@ import {
   type DataFileResult,
   readDataFile,
   readFooter,
+  writeColumnarDataFile,
   writeDataFile,
 } from '../../../lambdas/src/parquet/index.ts';
 import { StreamingDataFileWriter } from '../../../lambdas/src/parquet/streaming-writer.ts';
@@ -181,6 +182,64 @@ describe('StreamingDataFileWriter', () => {
     expect(back).toHaveLength(70_000);
     expect(back[69_999]).toMatchObject({ id: 69_999n, i: 69_999, s: 's99' });
     expectSameMetrics(streamed, writeDataFile(schema, big));
+  });
+
+  it('writes a columnar batch in slices as writeColumnarDataFile writes it at once', async () => {
+    // Flat columns only (the columnar writer's reach): longs, doubles with NaN, strings as bytes
+    // with nulls, a struct that is sometimes null; more rows than one slice holds.
+    const flat: Schema = {
+      schemaId: 1,
+      fields: [
+        field(1, 'id', T.long, true),
+        field(2, 'd', T.double),
+        field(3, 's', T.string),
+        field(4, 'st', struct([field(5, 'a', T.long)])),
+      ],
+    };
+    const n = 150_000;
+    const id = new BigInt64Array(n);
+    const d = new Float64Array(n);
+    const text = new TextEncoder();
+    const chunks: Uint8Array[] = [];
+    const offsets = new Int32Array(n + 1);
+    const sValid = new Uint8Array(n);
+    const a = new BigInt64Array(n);
+    const stValid = new Uint8Array(n);
+    let at = 0;
+    for (let k = 0; k < n; k++) {
+      id[k] = BigInt(n - k);
+      d[k] = k % 1000 === 7 ? Number.NaN : k * 0.25 - 1000;
+      sValid[k] = k % 9 === 0 ? 0 : 1;
+      const bytes = sValid[k] ? text.encode(`v${(k * 7919) % 100_000}`) : new Uint8Array(0);
+      chunks.push(bytes);
+      at += bytes.length;
+      offsets[k + 1] = at;
+      a[k] = BigInt(k % 50);
+      stValid[k] = k % 4 === 0 ? 0 : 1;
+    }
+    const data = new Uint8Array(at);
+    let o = 0;
+    for (const c of chunks) {
+      data.set(c, o);
+      o += c.length;
+    }
+    const batch = {
+      rowCount: n,
+      leaves: new Map([
+        [1, { values: { kind: 'int64' as const, values: id } }],
+        [2, { values: { kind: 'float64' as const, values: d } }],
+        [3, { values: { kind: 'utf8-bytes' as const, data, offsets }, valid: sValid }],
+        [5, { values: { kind: 'int64' as const, values: a } }],
+      ]),
+      structValid: new Map([[4, stValid]]),
+    };
+    const w = new StreamingDataFileWriter(flat);
+    await w.addColumns(batch);
+    const streamed = await w.finish();
+    const whole = writeColumnarDataFile(flat, batch);
+    expect(streamed.recordCount).toBe(n);
+    expect(normalize(readDataFile(streamed.bytes, flat))).toBe(normalize(readDataFile(whole.bytes, flat)));
+    expectSameMetrics(streamed, whole);
   });
 
   it('writes an empty file when no row was added', async () => {
