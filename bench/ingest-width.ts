@@ -28,7 +28,8 @@
  * BENCH_IW_CONCURRENCY (the ingest's tables at once; default the app's 4), BENCH_IW_COMMIT=0 (skip
  * the committer), BENCH_IW_COMMIT_BATCHES (5 staged batches per table before the commit),
  * BENCH_IW_COMMIT_PROF=<dir> (the committer children run with --cpu-prof into <dir>; their memory
- * is then not meaningful), BENCH_SEED (7). See bench/README.md, "Ingest at width (issue 18)".
+ * is then not meaningful), BENCH_IW_DDB_MS / BENCH_IW_STORE_MS (simulated round trip added to every
+ * DynamoDB request / object-store put and get, parent and children; default 0), BENCH_SEED (7). See bench/README.md, "Ingest at width (issue 18)".
  */
 import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
@@ -66,6 +67,11 @@ const COMMIT_BATCHES = envInt('BENCH_IW_COMMIT_BATCHES', 5);
 const CONCURRENCY = process.env.BENCH_IW_CONCURRENCY ? envInt('BENCH_IW_CONCURRENCY', 4) : undefined;
 const COMMIT = process.env.BENCH_IW_COMMIT !== '0';
 const COMMIT_PROF = process.env.BENCH_IW_COMMIT_PROF;
+const optionalMs = (name: string) => (process.env[name] ? envInt(name, 1) : 0);
+/** Simulated round trips (AWS-like waits; 0: none): per DynamoDB request, per object-store put / get. */
+const DDB_MS = optionalMs('BENCH_IW_DDB_MS');
+const STORE_MS = optionalMs('BENCH_IW_STORE_MS');
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 const VARIANTS = [
   'wide',
@@ -142,15 +148,18 @@ export class CountingStore extends LocalObjectStore {
 
   override async put(uri: string, bytes: Uint8Array | string): Promise<void> {
     this.noteput(uri, bytes);
+    if (STORE_MS > 0) await sleep(STORE_MS);
     return super.put(uri, bytes);
   }
 
   override async putIfAbsent(uri: string, bytes: Uint8Array | string): Promise<boolean> {
     this.noteput(uri, bytes);
+    if (STORE_MS > 0) await sleep(STORE_MS);
     return super.putIfAbsent(uri, bytes);
   }
 
   override async get(uri: string): Promise<Uint8Array> {
+    if (STORE_MS > 0) await sleep(STORE_MS);
     const b = await super.get(uri);
     this.counts.gets++;
     this.counts.getBytes += b.length;
@@ -198,6 +207,7 @@ export class DynamoStats {
         c.n++;
         const t0 = performance.now();
         try {
+          if (DDB_MS > 0) await sleep(DDB_MS);
           return await next(args);
         } finally {
           c.ms += performance.now() - t0;
@@ -463,6 +473,9 @@ export interface CommitChildReport {
   readonly sampledRssMiB: number;
   readonly peakHeapUsedMiB: number;
   readonly peakExternalMiB: number;
+  /** Heap used before the run and after it plus a full GC (NaN without --expose-gc). */
+  readonly baselineHeapMiB: number;
+  readonly retainedHeapMiB: number;
   readonly seconds: number;
   readonly tables: number;
   readonly entries: number;
@@ -490,7 +503,7 @@ async function childCommit(
     BENCH_CHILD_ENTRIES: String(COMMIT_BATCHES),
   };
   delete env.BENCH_PROFILE_WINDOWS;
-  const args = ['--import', 'tsx'];
+  const args = ['--expose-gc', '--import', 'tsx'];
   if (COMMIT_PROF) {
     await fs.mkdir(COMMIT_PROF, { recursive: true });
     args.push('--cpu-prof', `--cpu-prof-dir=${COMMIT_PROF}`, `--cpu-prof-name=commit-${label}.cpuprofile`);
@@ -616,7 +629,11 @@ export async function benchIngestWidth(dynamo: Dynamo, work: string): Promise<Su
   const variants = chosenVariants();
   console.log(
     `\n## Ingest at width: one ${fmtInt(RECORDS)}-record Kinesis batch over ${WIDE} vs ${NARROW} tables ` +
-      `(flights, unpartitioned), ${RUNS} alternating runs of ${variants.join(', ')}`,
+      `(flights, unpartitioned), ${RUNS} alternating runs of ${variants.join(', ')}` +
+      (CONCURRENCY === undefined ? '' : `; ingest concurrency ${CONCURRENCY}`) +
+      (DDB_MS + STORE_MS > 0
+        ? `; simulated waits: ${DDB_MS} ms per DynamoDB request, ${STORE_MS} ms per put/get`
+        : ''),
   );
   const dstats = new DynamoStats();
   const detach = dstats.attach(dynamo.client);
@@ -678,7 +695,8 @@ async function run(
       console.log(
         `committer (child process), ${name} × ${COMMIT_BATCHES} entries: ${c.seconds.toFixed(2)} s, ` +
           `${fmtInt(c.dataFiles)} data files; max RSS ${c.maxRssMiB} MiB (before the run ${c.baselineRssMiB} MiB), ` +
-          `peak heap ${c.peakHeapUsedMiB} MiB, peak external ${c.peakExternalMiB} MiB; ${fmtInt(c.requests)} DynamoDB requests ` +
+          `peak heap ${c.peakHeapUsedMiB} MiB (${c.baselineHeapMiB} before, ${c.retainedHeapMiB} after the run and a full GC), ` +
+          `peak external ${c.peakExternalMiB} MiB; ${fmtInt(c.requests)} DynamoDB requests ` +
           `(${Object.entries(c.byCommand)
             .map(([k, v]) => `${k} ${v}`)
             .join(', ')}), ${fmtInt(c.puts)} puts (${KiB(c.putBytes)}), ${fmtInt(c.gets)} gets`,
@@ -858,9 +876,15 @@ function summary(
     const d = WIDE - NARROW;
     const rss = ((commitWide.maxRssMiB - commitNarrow.maxRssMiB) * 1024) / d;
     const heap = ((commitWide.peakHeapUsedMiB - commitNarrow.peakHeapUsedMiB) * 1024) / d;
+    const kept =
+      ((commitWide.retainedHeapMiB -
+        commitWide.baselineHeapMiB -
+        (commitNarrow.retainedHeapMiB - commitNarrow.baselineHeapMiB)) *
+        1024) /
+      d;
     rows.push({
       measure: 'committer memory per table (peak RSS Δ / Δ tables)',
-      value: `${rss.toFixed(0)} KiB (peak heap Δ: ${heap.toFixed(0)} KiB)`,
+      value: `${rss.toFixed(0)} KiB (peak heap Δ: ${heap.toFixed(0)} KiB; retained after GC Δ: ${kept.toFixed(0)} KiB)`,
       target: '(info)',
     });
   }

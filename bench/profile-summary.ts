@@ -4,7 +4,9 @@
  *   BENCH_PROFILE_WINDOWS=/tmp/w.json node --import tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/run.ts
  *   node --import tsx bench/profile-summary.ts /tmp/prof/CPU.….cpuprofile /tmp/w.json ingest [top]
  *
- * Section names: load, ingest, ingest-first, commit-tables, commit-fresh, commit-history.
+ * Section names: load, ingest, ingest-first, commit-tables, commit-fresh, commit-history; from
+ * bench/ingest-width.ts width-<variant> (width-wide, width-narrow, width-first-wide …) and, in the
+ * committer children's own profiles (BENCH_IW_COMMIT_PROF), width-commit.
  * Prints CPU time per category (the innermost stack frame that matches a category below: the
  * ledger emulator, the AWS SDK, parquet-wasm …, else the file of the leaf frame), then the
  * functions with the most self time. Only the main thread's profile is meaningful (tsx's loader
@@ -35,14 +37,23 @@ const CATEGORIES: [string, RegExp][] = [
     /node_modules\/(dynalite|lazy|levelup|memdown|abstract-leveldown|level-|big\.js)/,
   ],
   ['AWS SDK client', /node_modules\/@(aws-sdk|smithy)\//],
+  // Node's HTTP client and socket writes / reads (the SDK's requests; fs streams do not pass here).
+  ['HTTP client, sockets (node:http, net)', /node:(_http_\w+|net|internal\/stream_base_commons)$/],
+  ['gzip (node:zlib)', /node:zlib$|^(processChunkSync|zlibBufferSync) /],
+  ['Powertools logger / metrics', /node_modules\/@aws-lambda-powertools\//],
   ['Lambda event: parseKinesisEvent', /^parseKinesisEvent /],
   ['Parquet encoding (parquet-wasm)', /parquet_wasm|^wasm-function/],
+  ['Parquet writer (lambdas/src/parquet)', /lambdas\/src\/parquet\//],
   ['Arrow IPC (apache-arrow)', /node_modules\/apache-arrow/],
   ['JSON scanner (fast path)', /shape-scanner\.ts|^takeBytes /],
   ['columns (columnar-batch)', /columnar-batch\.ts/],
   [
     'metadata.json parse / serialize',
     /iceberg\/json\.ts|iceberg\/table-metadata\.ts|node_modules\/lossless-json/,
+  ],
+  [
+    'ledger entries (ports/ledger, dynamodb-ledger, data-file-json)',
+    /ports\/ledger\.ts|dynamodb-ledger\.ts|data-file-json\.ts/,
   ],
   ['Avro (avsc / manifests)', /node_modules\/avsc|\/avro\//],
   [

@@ -135,6 +135,7 @@ export interface BatchData {
   readonly rawLen: Int32Array<ArrayBuffer>;
   readonly rawHeap: Uint8Array<ArrayBuffer> | undefined;
   readonly rawHeapLen: number;
+  readonly ops: Uint8Array<ArrayBuffer> | undefined;
 }
 
 /** The buffers of `data` (to transfer it). */
@@ -152,7 +153,8 @@ export function batchBuffers(data: BatchData): ArrayBuffer[] {
     add(c.days);
   }
   for (const st of data.structs) add(st.present);
-  for (const a of [data.seqs, data.lineNos, data.sourceIdx, data.rawPos, data.rawLen, data.rawHeap]) add(a);
+  for (const a of [data.seqs, data.lineNos, data.sourceIdx, data.rawPos, data.rawLen, data.rawHeap, data.ops])
+    add(a);
   return [...out];
 }
 
@@ -173,7 +175,14 @@ export interface Binding {
   readonly cols: readonly (ColumnAcc | undefined)[];
   readonly nulls: Uint8Array | undefined;
   readonly structs: readonly StructAcc[];
+  /** Per slot: its place in the record as the generic path sees it (default: the slot's index). */
+  readonly order: Int32Array | undefined;
+  /** What the records of this binding do to their key's row (upsert tables; 0 none / an append). */
+  readonly op: number;
 }
+
+/** `Binding.op` / `ColumnarTableBatch` row operations of upsert tables. */
+export const RowOp = { Append: 0, Upsert: 1, Delete: 2 } as const;
 
 /** Where a record came from, kept for the fallback path and for dead letters. */
 export interface Provenance {
@@ -181,6 +190,8 @@ export interface Provenance {
   readonly source: string;
   readonly line: number;
   readonly raw: string;
+  /** An upsert table's record: what it does to its key's row. */
+  readonly op?: 'upsert' | 'delete';
 }
 
 /**
@@ -218,6 +229,8 @@ export class ColumnarTableBatch {
   private held = 0;
   /** Records were appended in input order (not so after `absorb` or `fromData`). */
   private sorted = true;
+  /** Per row: what it does to its key's row (`RowOp`), for an upsert table's records. */
+  private ops: Uint8Array<ArrayBuffer> | undefined;
 
   /**
    * `sources`: the names of the inputs (indexes are what `append` takes); `resolveRaw`: how a
@@ -259,12 +272,23 @@ export class ColumnarTableBatch {
     const bytes = this.resolveRaw
       ? await this.resolveRaw(this.sourceIdx[i]!, pos, len, this.seqs[i]!)
       : this.rawHeap!.subarray(pos, pos + len);
+    const op = this.ops?.[i];
     return {
       seq: this.seqs[i]!,
       source: this.sources[this.sourceIdx[i]!] ?? '',
       line: this.lineNos[i]!,
       raw: utf8.decode(bytes),
+      ...(op === RowOp.Upsert
+        ? { op: 'upsert' as const }
+        : op === RowOp.Delete
+          ? { op: 'delete' as const }
+          : {}),
     };
+  }
+
+  /** Row `i`'s operation (`RowOp`) on its key's row. */
+  opAt(i: number): number {
+    return this.ops?.[i] ?? RowOp.Append;
   }
 
   /**
@@ -276,11 +300,14 @@ export class ColumnarTableBatch {
     slots: readonly (readonly string[] | undefined)[],
     structs: readonly (readonly string[])[],
     nulls?: Uint8Array,
+    options: { readonly order?: Int32Array; readonly op?: number } = {},
   ): Binding {
     return {
       cols: slots.map((segs) => (segs === undefined ? undefined : this.column(segs))),
       nulls,
       structs: structs.map((segs) => this.struct(segs.join('.'))),
+      order: options.order,
+      op: options.op ?? RowOp.Append,
     };
   }
 
@@ -312,7 +339,10 @@ export class ColumnarTableBatch {
       const c = cols[i];
       if (c === undefined) continue;
       // Where the column first appeared: the record, then its place in it (document order).
-      if (c.first < 0) c.first = seq * 4096 + (i < 4095 ? i : 4095);
+      if (c.first < 0) {
+        const place = binding.order === undefined ? i : binding.order[i]!;
+        c.first = seq * 4096 + Math.min(place, 4095);
+      }
       if (row >= c.rowKinds.length) this.growRows(c, row + 1);
       if (c.len < row) pad(c, row);
       const k = nulls !== undefined && nulls[i] === 1 ? SlotKind.Null : kinds[i]!;
@@ -358,6 +388,10 @@ export class ColumnarTableBatch {
       s.len = row + 1;
     }
     if (row >= this.seqs.length) this.growProvenance(row + 1);
+    if (binding.op !== RowOp.Append || this.ops !== undefined) {
+      if (this.ops === undefined) this.ops = new Uint8Array(this.seqs.length);
+      this.ops[row] = binding.op;
+    }
     this.seqs[row] = seq;
     this.lineNos[row] = line;
     this.sourceIdx[row] = source;
@@ -414,6 +448,8 @@ export class ColumnarTableBatch {
     out.rawHeapLen = this.rawHeapLen;
     out.held = this.held;
     out.sorted = this.sorted;
+    out.ops = this.ops;
+    this.ops = undefined;
     this.sorted = true;
     this.rowCount = 0;
     this.seqs = new Float64Array(INITIAL_PROVENANCE);
@@ -442,6 +478,7 @@ export class ColumnarTableBatch {
       rawLen: b.rawLen,
       rawHeap: b.rawHeap,
       rawHeapLen: b.rawHeapLen,
+      ops: b.ops,
     };
   }
 
@@ -459,6 +496,7 @@ export class ColumnarTableBatch {
     b.rawLen = data.rawLen;
     b.rawHeap = data.rawHeap;
     b.rawHeapLen = data.rawHeapLen;
+    b.ops = data.ops;
     b.sorted = false;
     return b;
   }
@@ -525,6 +563,10 @@ export class ColumnarTableBatch {
     this.sourceIdx.set(other.sourceIdx.subarray(0, n), base);
     this.rawPos.set(other.rawPos.subarray(0, n), base);
     this.rawLen.set(other.rawLen.subarray(0, n), base);
+    if (other.ops || this.ops) {
+      if (this.ops === undefined) this.ops = new Uint8Array(this.seqs.length);
+      if (other.ops) this.ops.set(other.ops.subarray(0, n), base);
+    }
     this.rowCount = rows;
     this.sorted = false;
   }
@@ -577,6 +619,11 @@ export class ColumnarTableBatch {
       return out;
     };
     this.held += (n - this.seqs.length) * 28;
+    if (this.ops) {
+      const o = new Uint8Array(n);
+      o.set(this.ops);
+      this.ops = o;
+    }
     this.seqs = f64(this.seqs);
     this.rawPos = f64(this.rawPos);
     this.lineNos = i32(this.lineNos);

@@ -111,6 +111,17 @@ export async function encodeBatch(
   if (!supportsColumnar(schema)) return undefined;
   const columns = batch.toColumnar(schema);
   if (!columns) return undefined;
+  return encodeColumns(columns, schema, spec, options, encoder);
+}
+
+/** Converted columns as Parquet files for `spec`: one per partition (and `maxRows`); see `encodeBatch`. */
+export async function encodeColumns(
+  columns: ColumnarBatch,
+  schema: Schema,
+  spec: PartitionSpec,
+  options: EncodeOptions,
+  encoder?: ParquetEncoder,
+): Promise<EncodedFile[] | undefined> {
   const n = columns.rowCount;
   const byId = indexById(schema);
   const fields = [];

@@ -4,9 +4,10 @@
  * without an object per record. Anything that needs the generic path's rules falls back to it.
  */
 
-import { hintsFor, partitionCandidatesFor } from '../config.ts';
+import { hintsFor, partitionCandidatesFor, upsertFor } from '../config.ts';
 import { ErrorKind, isFloeError } from '../errors.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
+import { applyUpdates } from '../iceberg/metadata/index.ts';
 import type { PartitionSpec } from '../iceberg/partition-spec.ts';
 import { type Schema, schemaStruct } from '../iceberg/schema.ts';
 import { partitionSourceTransforms, unionByName } from '../iceberg/schema-evolution.ts';
@@ -19,7 +20,7 @@ import { deleteQuietly } from '../ports/object-store.ts';
 import { type JsonValue, parseJsonRecord } from '../records/json-line.ts';
 import { type FitOptions, fitToExisting } from '../schema/fit.ts';
 import type { ColumnarTableBatch } from './columnar-batch.ts';
-import { type ColumnarPart, fitParts, inferParts, readBackParts } from './columnar-part.ts';
+import { type ColumnarPart, fitParts, inferParts, LocalPart, readBackParts } from './columnar-part.ts';
 import type { LoadDeps, PendingRecord, TableLoadResult } from './load-types.ts';
 import { schemaColumnPaths } from './record-rules.ts';
 import {
@@ -33,6 +34,7 @@ import {
   tableResult,
   UseGenericPath,
 } from './table-staging.ts';
+import { writeChangesColumnar } from './upsert-write.ts';
 
 /**
  * Loads a table whose records all came through the fast path (held in `parts`), or returns
@@ -55,8 +57,31 @@ export async function loadTableColumnar(
   );
   if (!decided) return undefined;
   const { batchType, fit } = decided;
+  const upsert = upsertFor(cfg, `${id.namespace}.${id.name}`);
   const stageFor = async (base: LoadedTable, files: string[]) => {
     const ev = evolve(base, batchType, candidates, fit);
+    if (upsert) {
+      // The last change of each key, from the table's records in one place (this thread).
+      const only = parts.length === 1 ? parts[0] : undefined;
+      if (!(only instanceof LocalPart)) throw new UseGenericPath();
+      const m =
+        ev.updates.length === 0
+          ? base.metadata
+          : applyUpdates(base.metadata, ev.updates, { nowMs: deps.clock.nowMs() });
+      const w = await writeChangesColumnar(deps, m, ev.schema, ev.spec, only.batch, upsert.key, files, name);
+      return {
+        prepared: {
+          updates: [...ev.updates, ...w.updates],
+          dataFiles: w.dataFiles,
+          specId: ev.spec['spec-id'],
+          deleteFiles: new Map([[w.deleteSpecId, w.deleteFiles]]),
+        },
+        rejected: [],
+        changes: ev.changes,
+        specChanged: ev.specChanged,
+        upserts: { upserted: w.upserted, deleted: w.deleted },
+      };
+    }
     const dataFiles = await writeParts(deps, base.metadata, ev.schema, ev.spec, parts, files);
     return {
       prepared: { updates: ev.updates, dataFiles, specId: ev.spec['spec-id'] },

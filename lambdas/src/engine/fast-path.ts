@@ -14,12 +14,13 @@
  *   layouts whose field lists leave an empty object.
  */
 import { type FloeConfig, upsertFor } from '../config.ts';
+import type { UpsertSpec } from '../records/change-event.ts';
 import type { JsonObject } from '../records/json-line.ts';
 import { type Shape, ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
 import { compileConsolidation } from '../routing/consolidate.ts';
 import { parseTemplate, type RouteResult, type Router, splitNamespace } from '../routing/route.ts';
 import { BytesMap } from './bytes-map.ts';
-import type { Binding, ColumnarTableBatch } from './columnar-batch.ts';
+import { type Binding, type ColumnarTableBatch, RowOp } from './columnar-batch.ts';
 import { DeadLetterReason } from './dead-letters.ts';
 import {
   ABSENT_FIELD,
@@ -57,6 +58,8 @@ const STRUCT = -2;
 interface TableTarget {
   readonly table: string;
   readonly batch: ColumnarTableBatch;
+  /** An upsert table's key and operation field (plain records: no envelope). */
+  readonly upsert: UpsertSpec | undefined;
   /** By shape id. */
   readonly bindings: Map<number, LayoutBinding>;
   /** Counted against `guards.maxTables` (by a record that passed every other rule). */
@@ -69,6 +72,19 @@ interface TableTarget {
 interface LayoutBinding {
   readonly binding: Binding | undefined;
   readonly rules: ShapeRules;
+  /** An upsert table's layout: where its key and operation are, and what a delete keeps. */
+  readonly change?: ChangeLayout;
+}
+
+/** Where an upsert table's key parts and operation are in a layout, and a delete's binding. */
+interface ChangeLayout {
+  /** Per key part (config order): its slot, or < 0 when the layout lacks it or holds an object. */
+  readonly keySlots: Int32Array;
+  /** The operation field's slot (< 0: absent); undefined without an operation field. */
+  readonly opSlot: number | undefined;
+  /** A delete's row is its key alone: the key's slots (in key order), with the rules on that. */
+  readonly deleteBinding: Binding | undefined;
+  readonly deleteRules: ShapeRules;
 }
 
 /** What a routing key maps to. */
@@ -89,6 +105,11 @@ export interface FastPathOptions {
    * them, as taken (the load history: the table holds that file already).
    */
   readonly takes?: (table: string, source: number) => boolean;
+  /**
+   * Take upsert tables' plain records too (their operation kept per row); else they go to the
+   * generic path (the streaming ingest stages them as they came, for the committer to order).
+   */
+  readonly upserts?: boolean;
 }
 
 export class FastPath {
@@ -100,6 +121,7 @@ export class FastPath {
   private readonly rules: RecordRules | undefined;
   private readonly batchFor: (table: string) => ColumnarTableBatch;
   private readonly takes: ((table: string, source: number) => boolean) | undefined;
+  private readonly upserts: boolean;
   private readonly consolidator: ReturnType<typeof compileConsolidation>;
   /** The JSON key paths the routing (and consolidation) reads. */
   private readonly refPaths: readonly (readonly string[])[];
@@ -115,6 +137,7 @@ export class FastPath {
     this.rules = options.rules;
     this.batchFor = options.batchFor;
     this.takes = options.takes;
+    this.upserts = options.upserts === true;
     this.consolidator = compileConsolidation(this.cfg.consolidate ?? []);
     this.refPaths = routingPaths(this.cfg);
     this.scanner = new ShapeScanner({ maxDepth: readerDepth(this.cfg) });
@@ -148,15 +171,22 @@ export class FastPath {
     const target = entry.target;
     let lb = target.bindings.get(shape.id);
     if (lb === undefined) {
-      const rules = this.rules ? this.rules.bindShape(shape, target.table) : shapeAsIs(shape);
-      const binding = rules.needsGeneric
-        ? undefined
-        : target.batch.bind(rules.slots, rules.structs, rules.nulls);
-      lb = { binding, rules };
+      lb = this.layout(shape, target);
       target.bindings.set(shape.id, lb);
     }
-    const r = lb.rules;
-    if (lb.binding === undefined) return undefined;
+    let r = lb.rules;
+    let binding = lb.binding;
+    if (lb.change) {
+      // An upsert table's record: a whole key and a known operation, else the generic path
+      // refuses it (naming the field and value). A delete's row is its key alone.
+      const op = this.changeOf(lb.change);
+      if (op === undefined) return undefined;
+      if (op === RowOp.Delete) {
+        r = lb.change.deleteRules;
+        binding = lb.change.deleteBinding;
+      }
+    }
+    if (binding === undefined) return undefined;
     const kinds = this.scanner.kinds;
     if (r.depth > 0) {
       // The depth guard first (as `RecordRules.check`): objects, and each `[]` a level.
@@ -198,8 +228,85 @@ export class FastPath {
       target.takes = this.takes?.(target.table, at.source) ?? true;
     }
     if (!target.takes) return true;
-    target.batch.append(this.scanner, lb.binding, at.seq, at.source, at.line, buf, start, end, at.position);
+    target.batch.append(this.scanner, binding, at.seq, at.source, at.line, buf, start, end, at.position);
     return true;
+  }
+
+  /** What a layout's records are, for a table: the rules' binding (and an upsert table's change layout). */
+  private layout(shape: Shape, target: TableTarget): LayoutBinding {
+    const rulesOf = (s: Shape) => (this.rules ? this.rules.bindShape(s, target.table) : shapeAsIs(s));
+    const rules = rulesOf(shape);
+    const upsert = target.upsert;
+    const op = upsert ? RowOp.Upsert : RowOp.Append;
+    const binding = rules.needsGeneric
+      ? undefined
+      : target.batch.bind(rules.slots, rules.structs, rules.nulls, { op });
+    if (!upsert) return { binding, rules };
+    const same = (keys: readonly string[], path: readonly string[]) =>
+      keys.length === path.length && keys.every((k, i) => k === path[i]);
+    const keyPaths = upsert.key.map((k) => k.split('.'));
+    const keySlots = Int32Array.from(keyPaths, (p) => shape.slots.findIndex((s) => same(s.keys, p)));
+    const opField = upsert.operationField;
+    const opSlot = opField === undefined ? undefined : shape.slots.findIndex((s) => same(s.keys, [opField]));
+    // The key-only view of the layout: the key's slots in key order, and the objects around them.
+    const keyShape: Shape = {
+      id: -1,
+      slots: [...keySlots].filter((i) => i >= 0).map((i) => shape.slots[i]!),
+      structs: [],
+      structNodes: shape.structNodes.filter((st) =>
+        keyPaths.some((p) => p.length > st.keys.length && same(st.keys, p.slice(0, st.keys.length))),
+      ),
+    };
+    const keyRules = rulesOf(keyShape);
+    // Back to the layout's slots: key part k's rules apply to its slot.
+    const n = shape.slots.length;
+    const slots: (readonly string[] | undefined)[] = new Array(n).fill(undefined);
+    const order = new Int32Array(n);
+    let nulls: Uint8Array | undefined;
+    const scannerSlot: number[] = [];
+    let k = 0;
+    for (let part = 0; part < keySlots.length; part++) {
+      const i = keySlots[part]!;
+      if (i < 0) continue;
+      slots[i] = keyRules.slots[k];
+      order[i] = part;
+      if (keyRules.nulls?.[k] === 1) {
+        nulls ??= new Uint8Array(n);
+        nulls[i] = 1;
+      }
+      scannerSlot[k] = i;
+      k++;
+    }
+    const remap = (slot: number) => (slot >= 0 ? scannerSlot[slot]! : slot);
+    const deleteRules: ShapeRules = {
+      ...keyRules,
+      slots,
+      nulls,
+      keep: keyRules.keep.map((x) => ({ ...x, slot: remap(x.slot) })),
+      lists: keyRules.lists.map(remap),
+    };
+    const deleteBinding = keyRules.needsGeneric
+      ? undefined
+      : target.batch.bind(slots, keyRules.structs, nulls, { order, op: RowOp.Delete });
+    return { binding, rules, change: { keySlots, opSlot, deleteBinding, deleteRules } };
+  }
+
+  /**
+   * The operation of the record just scanned (`RowOp`), or undefined when the generic path must
+   * judge it: a key part missing, null, a list, an object or a fraction; an operation missing,
+   * not text or unknown.
+   */
+  private changeOf(c: ChangeLayout): number | undefined {
+    const sc = this.scanner;
+    for (let k = 0; k < c.keySlots.length; k++) {
+      const slot = c.keySlots[k]!;
+      if (slot < 0) return undefined;
+      const kind = sc.kinds[slot];
+      if (kind !== SlotKind.String && kind !== SlotKind.Int && kind !== SlotKind.Bool) return undefined;
+    }
+    if (c.opSlot === undefined) return RowOp.Upsert;
+    if (c.opSlot < 0 || sc.kinds[c.opSlot] !== SlotKind.String) return undefined;
+    return operationOf(sc.bytesOf(c.opSlot), sc.byteStart[c.opSlot]!, sc.byteEnd[c.opSlot]!);
   }
 
   /** The route of the record just scanned: by the bytes of the values the router reads. */
@@ -260,10 +367,11 @@ export class FastPath {
     const route: RouteResult = this.router(record);
     if (!route.ok)
       return { kind: 'refused', refusal: { reason: routeReason(route.reason), detail: route.detail } };
-    if (upsertFor(this.cfg, route.table)) return { kind: 'generic' };
+    const upsert = upsertFor(this.cfg, route.table);
+    if (upsert && (!this.upserts || upsert.envelope !== undefined)) return { kind: 'generic' };
     const refusal = this.rules?.tableRefusal(route.table);
     if (refusal) return { kind: 'refused', refusal: { ...refusal, table: route.table } };
-    return { kind: 'table', target: this.target(route.table) };
+    return { kind: 'table', target: this.target(route.table, upsert) };
   }
 
   /** The record as the router sees it: the values at the paths it reads, nothing else. */
@@ -289,11 +397,11 @@ export class FastPath {
     return out;
   }
 
-  private target(table: string): TableTarget {
+  private target(table: string, upsert: UpsertSpec | undefined): TableTarget {
     let t = this.targets.get(table);
     if (t === undefined) {
       const batch = this.batchFor(table);
-      t = { table, batch, bindings: new Map(), admitted: false, source: -1, takes: true };
+      t = { table, batch, upsert, bindings: new Map(), admitted: false, source: -1, takes: true };
       this.targets.set(table, t);
       this.tables.set(table, batch);
     }
@@ -355,6 +463,29 @@ function putAt(o: Record<string, unknown>, path: readonly string[], value: unkno
 
 function define(o: Record<string, unknown>, k: string, v: unknown): void {
   Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+}
+
+/** `c`, `r`, `u`, `insert`, `update`, `upsert` → upsert; `d`, `delete` → delete (any case); else undefined. */
+function operationOf(b: Uint8Array, from: number, to: number): number | undefined {
+  const n = to - from;
+  if (n === 0 || n > 6) return undefined;
+  let text = '';
+  for (let i = from; i < to; i++) {
+    const c = b[i]!;
+    if (c >= 0x80) return undefined;
+    text += String.fromCharCode(c >= 65 && c <= 90 ? c + 32 : c);
+  }
+  if (text === 'd' || text === 'delete') return RowOp.Delete;
+  if (
+    text === 'c' ||
+    text === 'r' ||
+    text === 'u' ||
+    text === 'insert' ||
+    text === 'update' ||
+    text === 'upsert'
+  )
+    return RowOp.Upsert;
+  return undefined;
 }
 
 export function routeReason(reason: 'no-route' | 'illegal-name' | 'not-allowed'): DeadLetterReason {

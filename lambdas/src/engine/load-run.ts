@@ -16,7 +16,13 @@ import { availableParallelism } from 'node:os';
 import { holds, type SourceHolders } from '../app/load-history.ts';
 import { hasRecordRules, readerDepthLimit, tableId, upsertFor } from '../config.ts';
 import { type ChangeOp, readChange } from '../records/change-event.ts';
-import { isTooDeep, JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
+import {
+  isTooDeep,
+  JsonNumberText,
+  type JsonObject,
+  type JsonValue,
+  parseJsonRecord,
+} from '../records/json-line.ts';
 import { invalidUtf8Offset } from '../records/shape-scanner.ts';
 import { compileConsolidation } from '../routing/consolidate.ts';
 import { compileRouter, type RouteResult } from '../routing/index.ts';
@@ -120,7 +126,26 @@ export class LoadRun {
             ...(rules ? { rules } : {}),
             batchFor: (table) => this.work(table).batch,
             takes: (table, source) => this.takes(table, source),
+            upserts: true,
           });
+  }
+
+  /**
+   * What the generic path makes of a record the fast path took, read back as JSON: an upsert
+   * table's change row (its key alone for a delete), then the field lists' projection.
+   */
+  private reshapeFor(table: string): ((value: JsonObject) => JsonObject) | undefined {
+    const upsert = upsertFor(this.deps.config, table);
+    const rules = this.rules;
+    if (!upsert && !rules) return undefined;
+    return (value) => {
+      let v = value;
+      if (upsert) {
+        const change = readChange(upsert, v, table);
+        if (change.ok) v = change.row;
+      }
+      return rules ? rules.project(v, table) : v;
+    };
   }
 
   static async start(deps: LoadDeps, sources: readonly RunSource[]): Promise<LoadRun> {
@@ -468,12 +493,7 @@ export class LoadRun {
       const id = tableId(this.deps.config, table);
       w = {
         key: table,
-        load: new TableLoad(
-          this.deps,
-          id,
-          (d) => this.rejectFor(table, d),
-          this.rules && ((value) => this.rules!.project(value, table)),
-        ),
+        load: new TableLoad(this.deps, id, (d) => this.rejectFor(table, d), this.reshapeFor(table)),
         batch: new ColumnarTableBatch(this.names, this.resolveRaw),
         generic: [],
         genericBytes: 0,

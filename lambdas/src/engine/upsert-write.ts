@@ -22,8 +22,11 @@ import { currentSnapshot, type TableMetadata } from '../iceberg/table-metadata.t
 import { type IcebergType, isPrimitive } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
 import type { ChangeOp } from '../records/change-event.ts';
+import { type ColumnarTableBatch, gatherRows, RowOp, valueAt } from './columnar-batch.ts';
+import { type EncodedFile, encodeColumns } from './columnar-part.ts';
 import { writeRows } from './generic-stage.ts';
 import type { LoadDeps } from './load-types.ts';
+import { codecOf, putDataFile, UseGenericPath } from './table-staging.ts';
 
 export interface ChangeWrite {
   readonly dataFiles: DataFile[];
@@ -116,6 +119,101 @@ export async function writeChanges(
     failed,
     upserted: survivors.length,
     deleted: last.size - survivors.length,
+  };
+}
+
+/**
+ * `writeChanges` over a table's columns (the fast path's): the last change of each key (`ops`,
+ * `RowOp` per row, in stream order) written as data files, an equality delete row per touched key.
+ * Throws `UseGenericPath` when a value does not convert or the encoder fails: the generic path
+ * then writes the changes (and isolates what cannot be written).
+ */
+export async function writeChangesColumnar(
+  deps: Pick<LoadDeps, 'store' | 'ids' | 'maxRowsPerFile' | 'encoder'>,
+  m: TableMetadata,
+  schema: Schema,
+  spec: PartitionSpec,
+  batch: ColumnarTableBatch,
+  keyPaths: readonly string[],
+  staged: string[],
+  table: string,
+): Promise<ChangeWrite> {
+  const key = keyColumns(schema, keyPaths, table);
+  if (typeof key === 'string') throw new UseGenericPath();
+  const columns = batch.toColumnar(schema);
+  if (!columns) throw new UseGenericPath();
+  const leaves = key.map((k) => columns.leaves.get(k.id));
+  const last = new Map<string, number>();
+  for (let r = 0; r < columns.rowCount; r++) {
+    let text = '';
+    for (let k = 0; k < leaves.length; k++) {
+      const v = valueAt(leaves[k], r);
+      text +=
+        (k === 0 ? '' : '\u0000') +
+        (v === null || v === undefined
+          ? 'n'
+          : v instanceof Uint8Array
+            ? `x${Buffer.from(v).toString('hex')}`
+            : `${typeof v}:${String(v)}`);
+    }
+    last.delete(text); // re-inserted: the map's order is the order of last changes
+    last.set(text, r);
+  }
+  const survivors = [...last.values()].filter((r) => batch.opAt(r) !== RowOp.Delete).sort((a, b) => a - b);
+  const options = { compression: codecOf(m), maxRows: deps.maxRowsPerFile ?? 1_000_000 };
+  const put = async (files: EncodedFile[] | undefined, s: Schema, sp: PartitionSpec) => {
+    if (files === undefined) throw new UseGenericPath();
+    const out: DataFile[] = [];
+    for (const f of files)
+      out.push(await putDataFile(deps, m, s, sp, f.tuple, f.file, staged.length, staged));
+    return out;
+  };
+  const dataFiles =
+    survivors.length === 0
+      ? []
+      : await put(
+          await encodeColumns(gatherRows(columns, survivors), schema, spec, options, deps.encoder),
+          schema,
+          spec,
+        );
+  const upserted = survivors.length;
+  const deleted = last.size - survivors.length;
+  // A table without a snapshot has no older row for a delete to remove.
+  if (currentSnapshot(m) === undefined) {
+    return {
+      dataFiles,
+      deleteFiles: [],
+      deleteSpecId: spec['spec-id'],
+      updates: [],
+      failed: new Map(),
+      upserted,
+      deleted,
+    };
+  }
+  const target = deleteTarget(m, spec, key);
+  const keySchema = keyOnlySchema(schema, key);
+  const keyBatch = gatherRows(
+    {
+      rowCount: columns.rowCount,
+      leaves: new Map(key.map((k) => [k.id, columns.leaves.get(k.id)!])),
+      structValid: new Map(),
+    },
+    [...last.values()],
+  );
+  const deletes = await put(
+    await encodeColumns(keyBatch, keySchema, target.spec, options, deps.encoder),
+    keySchema,
+    target.spec,
+  );
+  const equalityIds = key.map((k) => k.id);
+  return {
+    dataFiles,
+    deleteFiles: deletes.map((f) => asEqualityDeletes(f, equalityIds)),
+    deleteSpecId: target.spec['spec-id'],
+    updates: target.updates,
+    failed: new Map(),
+    upserted,
+    deleted,
   };
 }
 

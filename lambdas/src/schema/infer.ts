@@ -86,7 +86,7 @@ export type InferResult<Ty> =
 
 interface FieldSlot {
   readonly name: string;
-  /** The JSON key that created the slot (for collision messages). */
+  /** The JSON key that last set the slot (for collision messages: the key of this object). */
   key: string;
   readonly path: string;
   readonly hint: PrimitiveType | undefined;
@@ -248,6 +248,7 @@ export class StructInferrer {
       if (slot === undefined) slot = this.slotFor(node, key);
       if (slot.stamp === stamp) throw conflictOf('name-collision', slot.path, slot.key, key);
       slot.stamp = stamp;
+      slot.key = key; // the key that set it in this object, for a collision later in it
       const before = slot.node;
       const after = this.merge(before, v[key]!, slot.path, slot.hint);
       if (after !== before) {
