@@ -27,7 +27,7 @@ import { ConvertFailure, primitiveConverter } from '../schema/convert-primitive.
 import type { ColumnNeeds } from '../schema/fit.ts';
 import { assignIds } from '../schema/infer.ts';
 import { promotionFor, widerOf } from '../schema/promote.ts';
-import { parseDateBytes, parseInstantMicrosBytes } from '../schema/temporal.ts';
+import { instantMicrosNumberBytes, parseDateBytes, parseInstantMicrosBytes } from '../schema/temporal.ts';
 
 /**
  * Rows a new column has room for before it grows (doubling): room for a typical batch for the
@@ -111,6 +111,8 @@ function copyColumn(c: ColumnAcc): ColumnAcc {
 }
 
 const utf8 = new TextDecoder('utf-8');
+/** Byte-preserving decoder for comparing raw strings (no validation needed). */
+const latin1 = new TextDecoder('latin1');
 
 /** Row r's string, or undefined when the row holds no string. */
 function stringOf(c: ColumnAcc, r: number): string | undefined {
@@ -696,6 +698,7 @@ export class ColumnarTableBatch {
     const leaves = new Map<number, ColumnarLeaf>();
     const structValid = new Map<number, Uint8Array>();
     const used = new Set<string>();
+    const dictionary = new Set<number>();
     const visit = (fields: readonly NestedField[], prefix: string): boolean => {
       for (const f of fields) {
         const path = prefix === '' ? f.name : `${prefix}.${f.name}`;
@@ -724,6 +727,7 @@ export class ColumnarTableBatch {
         const leaf = convertColumn(c, t, n);
         if (!leaf || (f.required && leaf.valid?.includes(0))) return false;
         leaves.set(f.id, leaf);
+        if (t.kind === 'string' && fewDistinct(c)) dictionary.add(f.id);
       }
       return true;
     };
@@ -731,7 +735,7 @@ export class ColumnarTableBatch {
     // Every typed column of the batch must have landed somewhere (never drop silently).
     for (const c of this.columns.values())
       if ((c.kinds & ~NO_VALUE) !== 0 && !used.has(c.path)) return undefined;
-    return { rowCount: n, leaves, structValid };
+    return { rowCount: n, leaves, structValid, ...(dictionary.size > 0 ? { dictionary } : {}) };
   }
 }
 
@@ -749,6 +753,7 @@ function stringClass(c: ColumnAcc, detect: boolean): StringClass {
   if (c.days) return 'date';
   let t: StringClass | undefined;
   let micros: BigInt64Array | undefined;
+  let words: Uint32Array | undefined;
   let days: Int32Array | undefined;
   const n = c.len;
   const h = c.heap;
@@ -760,23 +765,33 @@ function stringClass(c: ColumnAcc, detect: boolean): StringClass {
     const len = end - start;
     // 10 bytes → a date?, ≥ 20 → an instant with a zone?
     let k: StringClass = 'string';
-    let us: bigint | undefined;
+    let us = Number.NaN;
     let d: number | undefined;
     if (len === 10) {
       d = parseDateBytes(h, start, end);
       if (d !== undefined) k = 'date';
     } else if (len >= 20) {
-      us = parseInstantMicrosBytes(h, start, end);
-      if (us !== undefined) k = 'timestamptz';
+      us = instantMicrosNumberBytes(h, start, end);
+      if (!Number.isNaN(us)) k = 'timestamptz';
     }
     if (t === undefined) {
       t = k;
-      if (t === 'timestamptz') micros = new BigInt64Array(c.rowKinds.length);
+      if (t === 'timestamptz') {
+        micros = new BigInt64Array(c.rowKinds.length);
+        words = new Uint32Array(micros.buffer);
+      }
       if (t === 'date') days = new Int32Array(c.rowKinds.length);
     } else if (k !== t) return 'string'; // date + timestamptz, or either + string → string
     if (t === 'string') return t;
-    if (micros) micros[r] = us!;
-    else if (days) days[r] = d!;
+    if (micros) {
+      if (us === Number.POSITIVE_INFINITY) micros[r] = parseInstantMicrosBytes(h, start, end)!;
+      else {
+        // Two's-complement words of an exact integer below 2^53: no bigint per value.
+        const hi = Math.floor(us / 4294967296);
+        words![2 * r] = us - hi * 4294967296;
+        words![2 * r + 1] = hi >>> 0;
+      }
+    } else if (days) days[r] = d!;
   }
   if (micros) c.micros = micros;
   if (days) c.days = days;
@@ -930,6 +945,26 @@ export function inferSummaries(
     return out.sort((a, b) => a.place - b.place).map((o) => o.field);
   };
   return assignIds({ kind: 'struct', fields: build(root, '') });
+}
+
+/**
+ * Whether a string column has few distinct values (a dictionary then pays): at most a quarter of
+ * up to 512 rows sampled across the column are distinct.
+ */
+function fewDistinct(c: ColumnAcc): boolean {
+  const n = c.len;
+  if (n < 64 || c.ends === undefined) return false;
+  const step = Math.max(1, Math.floor(n / 512));
+  const seen = new Set<string>();
+  let sampled = 0;
+  const ends = c.ends;
+  for (let r = 0; r < n; r += step) {
+    if (c.rowKinds[r] !== SlotKind.String) continue;
+    const start = r === 0 ? 0 : ends[r - 1]!;
+    seen.add(latin1.decode(c.heap.subarray(start, ends[r]!)));
+    sampled++;
+  }
+  return sampled >= 32 && seen.size * 4 <= sampled;
 }
 
 /** Null rows up to `row` (kind Null is 0, so only the string ends need writing). */
@@ -1156,7 +1191,7 @@ export function gatherRows(batch: ColumnarBatch, rows: readonly number[]): Colum
   }
   const structValid = new Map<number, Uint8Array>();
   for (const [id, valid] of batch.structValid ?? []) structValid.set(id, pick(valid, rows));
-  return { rowCount: n, leaves, structValid };
+  return { rowCount: n, leaves, structValid, ...(batch.dictionary ? { dictionary: batch.dictionary } : {}) };
 }
 
 function pick(bytes: Uint8Array, rows: readonly number[]): Uint8Array {
@@ -1182,15 +1217,15 @@ export interface PartitionSource {
 }
 
 /**
- * Rows grouped by partition: each group's rows and its partition tuple. Values are coded per field
- * (identity strings by their bytes, everything else by the transformed value) so no key string is
- * built per row.
+ * Rows grouped by partition: each group's rows (undefined: every row, in order — an unpartitioned
+ * batch) and its partition tuple. Values are coded per field (identity strings by their bytes,
+ * everything else by the transformed value) so no key string is built per row.
  */
 export function partitionGroups(
   fields: readonly PartitionSource[],
   n: number,
-): { tuple: IcebergValue[]; rows: number[] }[] {
-  if (fields.length === 0) return [{ tuple: [], rows: Array.from({ length: n }, (_, i) => i) }];
+): { tuple: IcebergValue[]; rows: number[] | undefined }[] {
+  if (fields.length === 0) return [{ tuple: [], rows: undefined }];
   const combined = new Float64Array(n);
   let stride = 1;
   for (const f of fields) {

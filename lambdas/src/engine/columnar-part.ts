@@ -138,15 +138,17 @@ export async function encodeColumns(
   const write = encoder?.columns ?? writeColumnarDataFile;
   for (const g of partitionGroups(fields, n)) {
     // One group of every row (unpartitioned, or one partition): files are slices, not gathers.
-    const all = g.rows.length === n;
-    for (let i = 0; i < g.rows.length; i += options.maxRows) {
-      const to = Math.min(g.rows.length, i + options.maxRows);
+    const rows = g.rows;
+    const all = rows === undefined || rows.length === n;
+    const count = rows === undefined ? n : rows.length;
+    for (let i = 0; i < count; i += options.maxRows) {
+      const to = Math.min(count, i + options.maxRows);
       const part =
         to - i === n
           ? columns
           : all
             ? sliceColumnar(columns, i, to)
-            : gatherRows(columns, g.rows.length <= options.maxRows ? g.rows : g.rows.slice(i, to));
+            : gatherRows(columns, rows!.length <= options.maxRows ? rows! : rows!.slice(i, to));
       try {
         const opts = { compression: options.compression };
         // A large file is written a slice of rows at a time: the Arrow and wasm memory of one
@@ -173,7 +175,10 @@ async function streamColumns(
   batch: ColumnarBatch,
   opts: { compression: ParquetCompression },
 ): Promise<DataFileResult> {
-  const writer = new StreamingDataFileWriter(schema, opts);
+  const writer = new StreamingDataFileWriter(
+    schema,
+    batch.dictionary ? { ...opts, dictionaryColumns: batch.dictionary } : opts,
+  );
   try {
     await writer.addColumns(batch);
     return await writer.finish();

@@ -44,7 +44,7 @@ export const DEFAULT_PART_BYTES = 64 * 1024 * 1024;
 /** A table holding at most this much when it is finished is written as one file, here. */
 const MERGE_BYTES = 16 * 1024 * 1024;
 /** Tables finished (last part and commit) at the same time. */
-const FINISH_CONCURRENCY = 8;
+const FINISH_CONCURRENCY = 32;
 /** A parsed record's memory, estimated from its text's length. */
 const GENERIC_BYTES_PER_CHAR = 12;
 
@@ -98,6 +98,8 @@ export class LoadRun {
   private readonly skips: (SourceHolders | undefined)[] = [];
   private held = 0;
   private nextChunk = 0;
+  /** Bytes of small tables gathered on each worker to be written there (to spread them). */
+  private readonly gathered: number[] = [];
 
   private constructor(
     private readonly deps: LoadDeps,
@@ -195,8 +197,9 @@ export class LoadRun {
         offset,
         firstLine: line,
         firstSeq: this.lines + 1,
-        // A buffer of its own, transferred to the worker (the reader may still hold its source).
-        bytes: new Uint8Array(chunk),
+        // A buffer of its own, transferred to the worker (the reader may still hold its source):
+        // one the workers handed back, when it is large enough.
+        bytes: this.chunkBuffer(chunk),
         ...(holders ? { holders: { all: holders.all, tables: [...holders.tables] } } : {}),
       });
       offset += chunk.length;
@@ -216,11 +219,26 @@ export class LoadRun {
     onLines(read);
   }
 
+  /** Buffers of scanned chunks, handed back by the workers, to copy the next chunks into. */
+  private readonly buffers: ArrayBuffer[] = [];
+
+  private chunkBuffer(chunk: Uint8Array): Uint8Array {
+    const i = this.buffers.findIndex((b) => b.byteLength >= chunk.length);
+    const buf =
+      i >= 0
+        ? this.buffers.splice(i, 1)[0]!
+        : new ArrayBuffer(Math.max(chunk.length, 4 * 1024 * 1024 + 65536));
+    const out = new Uint8Array(buf, 0, chunk.length);
+    out.set(chunk);
+    return out;
+  }
+
   private async scanRound(jobs: readonly ChunkJob[]): Promise<void> {
     const done = await this.workers!.scan(jobs);
     for (let i = 0; i < done.length; i++) {
       const d = done[i]!;
       const job = jobs[i]!;
+      if (this.buffers.length < 8) this.buffers.push(d.buffer);
       // Dead letters and the generic path's lines, merged in input order.
       const dead = d.dead;
       let k = 0;
@@ -467,9 +485,9 @@ export class LoadRun {
     const remote = new Map(w.remote);
     w.remote.clear();
     if (finishing && small && holders.length > 1) {
-      const into = holders.reduce((a, b) =>
-        (remote.get(b)?.bytes ?? 0) > (remote.get(a)?.bytes ?? 0) ? b : a,
-      );
+      // The worker given the least to write so far (the tables' parts are about even halves).
+      const into = holders.reduce((a, b) => ((this.gathered[b] ?? 0) < (this.gathered[a] ?? 0) ? b : a));
+      this.gathered[into] = (this.gathered[into] ?? 0) + bytesOf({ ...w, remote });
       const parts: ColumnarPart[] = local ? [new LocalPart(local, this.deps.encoder)] : [];
       parts.push(...(await this.workers.gather(w.key, holders, into)));
       return parts;

@@ -40,6 +40,8 @@ export interface GenericLine {
 
 export interface ChunkDone {
   readonly id: number;
+  /** The chunk's buffer, handed back to be filled again (no new buffer per chunk). */
+  readonly buffer: ArrayBuffer;
   /** Records of the chunk the fast path refused (or that are no UTF-8), in input order. */
   readonly dead: DeadLetter[];
   readonly generic: GenericLine[];

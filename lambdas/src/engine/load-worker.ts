@@ -127,7 +127,15 @@ class Worker {
     for (const [table, b] of this.batches)
       if (b.rowCount > 0) held.push({ table, bytes: b.bytes, rows: b.rowCount });
     this.job = undefined;
-    return { id: job.id, dead, generic, held, fed: this.fed, skipped: this.skipped };
+    return {
+      id: job.id,
+      buffer: job.bytes.buffer as ArrayBuffer,
+      dead,
+      generic,
+      held,
+      fed: this.fed,
+      skipped: this.skipped,
+    };
   }
 
   /** Moves the table's records into part `part` (rows moved; 0: it holds none). */
@@ -260,9 +268,11 @@ parentPort?.on('message', async (m: ToWorker) => {
         post({ type: 'ready' });
         return;
       }
-      case 'chunk':
-        post({ type: 'chunk-done', done: worker!.chunk(m.job) });
+      case 'chunk': {
+        const done = worker!.chunk(m.job);
+        post({ type: 'chunk-done', done }, [done.buffer]);
         return;
+      }
       case 'detach':
         post({ type: 'detached', req: m.req, rows: worker!.detach(m.table, m.part) });
         return;

@@ -161,7 +161,11 @@ export class LoadWorkers {
   /** Starts `count` workers for a load of `init.sources` with `init.config`. */
   static async start(count: number, init: WorkerInit): Promise<LoadWorkers> {
     const { url, workerData } = workerScript();
-    const handles = Array.from({ length: count }, () => new WorkerHandle(new Worker(url, { workerData })));
+    const handles = Array.from(
+      { length: count },
+      () =>
+        new WorkerHandle(new Worker(url, { workerData, resourceLimits: { maxYoungGenerationSizeMb: 16 } })),
+    );
     const pool = new LoadWorkers(handles);
     try {
       await Promise.all(

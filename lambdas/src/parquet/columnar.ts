@@ -69,6 +69,8 @@ export interface ColumnarBatch {
   readonly leaves: ReadonlyMap<number, ColumnarLeaf>;
   /** By field id of each struct field: one byte per row, 0 = the struct itself is null. Absent = never null. */
   readonly structValid?: ReadonlyMap<number, Uint8Array>;
+  /** String leaves (field ids) to dictionary-encode: few distinct values (`WriteOptions.dictionaryColumns`). */
+  readonly dictionary?: ReadonlySet<number>;
 }
 
 /** Rows `from..to` of `batch` as a batch of their own: views where the arrays allow, no copies. */
@@ -110,7 +112,12 @@ export function sliceColumnar(batch: ColumnarBatch, from: number, to: number): C
   }
   const structValid = new Map<number, Uint8Array>();
   for (const [id, valid] of batch.structValid ?? []) structValid.set(id, valid.subarray(from, to));
-  return { rowCount: to - from, leaves, structValid };
+  return {
+    rowCount: to - from,
+    leaves,
+    structValid,
+    ...(batch.dictionary ? { dictionary: batch.dictionary } : {}),
+  };
 }
 
 /** True when the schema has no list or map anywhere, i.e. `writeColumnarDataFile` can write it. */
@@ -146,7 +153,13 @@ export function writeColumnarDataFile(
   if (!Number.isSafeInteger(n) || n < 0) {
     throw new FloeError(ErrorKind.DataInvalid, `rowCount must be a non-negative integer, got ${n}`);
   }
-  return writeBuiltColumns(schema, (plan, alloc) => buildColumnarColumns(schema, plan, batch, alloc), opts);
+  const options =
+    batch.dictionary && !opts.dictionaryColumns ? { ...opts, dictionaryColumns: batch.dictionary } : opts;
+  return writeBuiltColumns(
+    schema,
+    (plan, alloc) => buildColumnarColumns(schema, plan, batch, alloc),
+    options,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -209,7 +209,7 @@ export class StreamingDataFileWriter {
       },
       { highWaterMark: 0 },
     );
-    const props = writerProperties(this.schema, this.config, this.plan.leaves.length);
+    const props = writerProperties(this.schema, this.config, this.plan.leaves.length, this.plan);
     const output: Promise<ReadableStream<Uint8Array>> = pw.transformParquetStream(input, props);
     this.drained = output.then(async (out) => {
       const reader = out.getReader();
