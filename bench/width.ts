@@ -175,6 +175,9 @@ async function runChild(
   await fs.rm(stats, { force: true });
   const env: NodeJS.ProcessEnv = { ...process.env, BENCH_CHILD_OUT: stats };
   delete env.BENCH_CHILD_FD;
+  // `floe load` runs itself again with this glibc setting when it is not set (bin/floe.mjs); set
+  // here, the measured process is the load itself, not a parent waiting for it.
+  if (target === FLOE_BIN) env.MALLOC_MMAP_THRESHOLD_ ??= '131072';
   const t0 = performance.now();
   const child = spawn(process.execPath, [CHILD, target, ...args], {
     cwd,

@@ -74,7 +74,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     )
     .option(
       '--memory <mib>',
-      'MiB of unwritten records the load holds before it writes its largest tables as parts (default 192; the process stays within about twice that)',
+      'MiB of unwritten records the load holds before it writes its largest tables as parts (default 192 in one thread, 128 across worker threads; the process stays within 512 MiB with up to two workers)',
       positiveInt('--memory'),
     )
     .addHelpText(

@@ -111,6 +111,10 @@ function copyColumn(c: ColumnAcc): ColumnAcc {
 }
 
 const utf8 = new TextDecoder('utf-8');
+
+/** Numbers of provenance per row (`ColumnarTableBatch.prov`), and their bytes. */
+const PROV = 4;
+const PROV_BYTES = PROV * 8;
 /** Byte-preserving decoder for comparing raw strings (no validation needed). */
 const latin1 = new TextDecoder('latin1');
 
@@ -130,11 +134,8 @@ export interface BatchData {
   readonly rowCount: number;
   readonly columns: readonly ColumnAcc[];
   readonly structs: readonly StructAcc[];
-  readonly seqs: Float64Array<ArrayBuffer>;
-  readonly lineNos: Int32Array<ArrayBuffer>;
-  readonly sourceIdx: Int32Array<ArrayBuffer>;
-  readonly rawPos: Float64Array<ArrayBuffer>;
-  readonly rawLen: Int32Array<ArrayBuffer>;
+  /** Provenance, `PROV` numbers per row (see `ColumnarTableBatch.prov`). */
+  readonly prov: Float64Array<ArrayBuffer>;
   readonly rawHeap: Uint8Array<ArrayBuffer> | undefined;
   readonly rawHeapLen: number;
   readonly ops: Uint8Array<ArrayBuffer> | undefined;
@@ -155,8 +156,7 @@ export function batchBuffers(data: BatchData): ArrayBuffer[] {
     add(c.days);
   }
   for (const st of data.structs) add(st.present);
-  for (const a of [data.seqs, data.lineNos, data.sourceIdx, data.rawPos, data.rawLen, data.rawHeap, data.ops])
-    add(a);
+  for (const a of [data.prov, data.rawHeap, data.ops]) add(a);
   return [...out];
 }
 
@@ -218,13 +218,13 @@ export class ColumnarTableBatch {
   rowCount = 0;
   private readonly columns = new Map<string, ColumnAcc>();
   private readonly structs = new Map<string, StructAcc>();
-  // Provenance as typed arrays: no object per record.
-  private seqs = new Float64Array(INITIAL_PROVENANCE);
-  private lineNos = new Int32Array(INITIAL_PROVENANCE);
-  private sourceIdx = new Int32Array(INITIAL_PROVENANCE);
-  /** Where the record's bytes are: their offset in the source, or in `rawHeap` when copied. */
-  private rawPos = new Float64Array(INITIAL_PROVENANCE);
-  private rawLen = new Int32Array(INITIAL_PROVENANCE);
+  /**
+   * Provenance, `PROV` numbers per row in one array (one stream of writes per table, not five:
+   * with hundreds of tables, fewer pages touched per record): the record's `seq`, where its bytes
+   * are (their offset in the source, or in `rawHeap` when copied), its line, and its source index
+   * times 2^32 plus its length in bytes.
+   */
+  private prov = new Float64Array(INITIAL_PROVENANCE * PROV);
   private rawHeap: Uint8Array<ArrayBuffer> | undefined;
   private rawHeapLen = 0;
   /** Bytes held by the accumulators (typed arrays' capacities), kept as they grow. */
@@ -242,7 +242,7 @@ export class ColumnarTableBatch {
     private readonly sources: readonly string[] = [],
     private readonly resolveRaw?: RawResolver,
   ) {
-    this.held = INITIAL_PROVENANCE * 28;
+    this.held = INITIAL_PROVENANCE * PROV_BYTES;
   }
 
   /** Bytes the batch holds (its arrays' capacities): what a memory budget counts. */
@@ -252,12 +252,14 @@ export class ColumnarTableBatch {
 
   /** Each record's `seq`, in append order (no text decoded). */
   get seqList(): readonly number[] {
-    return Array.from(this.seqs.subarray(0, this.rowCount));
+    const out = new Array<number>(this.rowCount);
+    for (let i = 0; i < this.rowCount; i++) out[i] = this.prov[i * PROV]!;
+    return out;
   }
 
   /** The `seq` of the first record, or undefined when the batch is empty. */
   get firstSeq(): number | undefined {
-    return this.rowCount === 0 ? undefined : this.seqs[0];
+    return this.rowCount === 0 ? undefined : this.prov[0];
   }
 
   /** Where each record came from, with its text, in input order (for the generic path). */
@@ -269,16 +271,20 @@ export class ColumnarTableBatch {
 
   /** Record `i`'s provenance and text. */
   async provenanceAt(i: number): Promise<Provenance> {
-    const pos = this.rawPos[i]!;
-    const len = this.rawLen[i]!;
+    const p = this.prov;
+    const seq = p[i * PROV]!;
+    const pos = p[i * PROV + 1]!;
+    const srcLen = p[i * PROV + 3]!;
+    const source = Math.floor(srcLen / 4294967296);
+    const len = srcLen - source * 4294967296;
     const bytes = this.resolveRaw
-      ? await this.resolveRaw(this.sourceIdx[i]!, pos, len, this.seqs[i]!)
+      ? await this.resolveRaw(source, pos, len, seq)
       : this.rawHeap!.subarray(pos, pos + len);
     const op = this.ops?.[i];
     return {
-      seq: this.seqs[i]!,
-      source: this.sources[this.sourceIdx[i]!] ?? '',
-      line: this.lineNos[i]!,
+      seq,
+      source: this.sources[source] ?? '',
+      line: p[i * PROV + 2]!,
       raw: utf8.decode(bytes),
       ...(op === RowOp.Upsert
         ? { op: 'upsert' as const }
@@ -389,17 +395,18 @@ export class ColumnarTableBatch {
       s.present[row] = 1;
       s.len = row + 1;
     }
-    if (row >= this.seqs.length) this.growProvenance(row + 1);
+    if (row * PROV >= this.prov.length) this.growProvenance(row + 1);
     if (binding.op !== RowOp.Append || this.ops !== undefined) {
-      if (this.ops === undefined) this.ops = new Uint8Array(this.seqs.length);
+      if (this.ops === undefined) this.ops = new Uint8Array(this.prov.length / PROV);
       this.ops[row] = binding.op;
     }
-    this.seqs[row] = seq;
-    this.lineNos[row] = line;
-    this.sourceIdx[row] = source;
     const len = rawEnd - rawStart;
-    this.rawLen[row] = len;
-    if (this.resolveRaw) this.rawPos[row] = sourcePosition;
+    const p = this.prov;
+    const at = row * PROV;
+    p[at] = seq;
+    p[at + 2] = line;
+    p[at + 3] = source * 4294967296 + len;
+    if (this.resolveRaw) p[at + 1] = sourcePosition;
     else {
       const need = this.rawHeapLen + len;
       if (this.rawHeap === undefined || need > this.rawHeap.length) {
@@ -409,7 +416,7 @@ export class ColumnarTableBatch {
         this.rawHeap = grown;
       }
       this.rawHeap.set(raw.subarray(rawStart, rawEnd), this.rawHeapLen);
-      this.rawPos[row] = this.rawHeapLen;
+      p[at + 1] = this.rawHeapLen;
       this.rawHeapLen = need;
     }
   }
@@ -441,11 +448,7 @@ export class ColumnarTableBatch {
       s.present = new Uint8Array(INITIAL_ROWS_WIDE);
       s.len = 0;
     }
-    out.seqs = this.seqs;
-    out.lineNos = this.lineNos;
-    out.sourceIdx = this.sourceIdx;
-    out.rawPos = this.rawPos;
-    out.rawLen = this.rawLen;
+    out.prov = this.prov;
     out.rawHeap = this.rawHeap;
     out.rawHeapLen = this.rawHeapLen;
     out.held = this.held;
@@ -454,15 +457,12 @@ export class ColumnarTableBatch {
     this.ops = undefined;
     this.sorted = true;
     this.rowCount = 0;
-    this.seqs = new Float64Array(INITIAL_PROVENANCE);
-    this.lineNos = new Int32Array(INITIAL_PROVENANCE);
-    this.sourceIdx = new Int32Array(INITIAL_PROVENANCE);
-    this.rawPos = new Float64Array(INITIAL_PROVENANCE);
-    this.rawLen = new Int32Array(INITIAL_PROVENANCE);
+    this.prov = new Float64Array(INITIAL_PROVENANCE * PROV);
     this.rawHeap = undefined;
     this.rawHeapLen = 0;
     this.held =
-      INITIAL_PROVENANCE * 28 + (this.columns.size + this.structs.size) * columnBytes(INITIAL_ROWS_WIDE);
+      INITIAL_PROVENANCE * PROV_BYTES +
+      (this.columns.size + this.structs.size) * columnBytes(INITIAL_ROWS_WIDE);
     return out;
   }
 
@@ -473,11 +473,7 @@ export class ColumnarTableBatch {
       rowCount: b.rowCount,
       columns: [...b.columns.values()],
       structs: [...b.structs.values()],
-      seqs: b.seqs,
-      lineNos: b.lineNos,
-      sourceIdx: b.sourceIdx,
-      rawPos: b.rawPos,
-      rawLen: b.rawLen,
+      prov: b.prov,
       rawHeap: b.rawHeap,
       rawHeapLen: b.rawHeapLen,
       ops: b.ops,
@@ -491,11 +487,7 @@ export class ColumnarTableBatch {
     for (const c of data.columns) b.columns.set(c.path, copyColumn(c));
     for (const st of data.structs)
       b.structs.set(st.path, { path: st.path, present: st.present, len: st.len });
-    b.seqs = data.seqs;
-    b.lineNos = data.lineNos;
-    b.sourceIdx = data.sourceIdx;
-    b.rawPos = data.rawPos;
-    b.rawLen = data.rawLen;
+    b.prov = data.prov;
     b.rawHeap = data.rawHeap;
     b.rawHeapLen = data.rawHeapLen;
     b.ops = data.ops;
@@ -559,14 +551,10 @@ export class ColumnarTableBatch {
       st.present.set(o.present.subarray(0, o.len), base);
       st.len = base + o.len;
     }
-    if (rows > this.seqs.length) this.growProvenance(rows);
-    this.seqs.set(other.seqs.subarray(0, n), base);
-    this.lineNos.set(other.lineNos.subarray(0, n), base);
-    this.sourceIdx.set(other.sourceIdx.subarray(0, n), base);
-    this.rawPos.set(other.rawPos.subarray(0, n), base);
-    this.rawLen.set(other.rawLen.subarray(0, n), base);
+    if (rows * PROV > this.prov.length) this.growProvenance(rows);
+    this.prov.set(other.prov.subarray(0, n * PROV), base * PROV);
     if (other.ops || this.ops) {
-      if (this.ops === undefined) this.ops = new Uint8Array(this.seqs.length);
+      if (this.ops === undefined) this.ops = new Uint8Array(this.prov.length / PROV);
       if (other.ops) this.ops.set(other.ops.subarray(0, n), base);
     }
     this.rowCount = rows;
@@ -609,28 +597,17 @@ export class ColumnarTableBatch {
   }
 
   private growProvenance(need: number): void {
-    const n = Math.max(need, this.seqs.length * 2);
-    const f64 = (a: Float64Array) => {
-      const out = new Float64Array(n);
-      out.set(a);
-      return out;
-    };
-    const i32 = (a: Int32Array) => {
-      const out = new Int32Array(n);
-      out.set(a);
-      return out;
-    };
-    this.held += (n - this.seqs.length) * 28;
+    const rows = this.prov.length / PROV;
+    const n = Math.max(need, rows * 2);
+    this.held += (n - rows) * PROV_BYTES;
     if (this.ops) {
       const o = new Uint8Array(n);
       o.set(this.ops);
       this.ops = o;
     }
-    this.seqs = f64(this.seqs);
-    this.rawPos = f64(this.rawPos);
-    this.lineNos = i32(this.lineNos);
-    this.sourceIdx = i32(this.sourceIdx);
-    this.rawLen = i32(this.rawLen);
+    const prov = new Float64Array(n * PROV);
+    prov.set(this.prov);
+    this.prov = prov;
   }
 
   /**

@@ -39,6 +39,12 @@ import { TableLoad } from './table-load.ts';
 
 /** Bytes of unwritten records a run holds before it writes the largest tables (default). */
 export const DEFAULT_MEMORY_BUDGET_BYTES = 192 * 1024 * 1024;
+/**
+ * The same with worker threads (all workers together): each worker costs ~50 MiB of its own (an
+ * isolate, its code, its buffers), so the budget is smaller to keep the process within 512 MiB
+ * with two workers (measured: 30M records into 230 tables, bench/README.md).
+ */
+export const DEFAULT_WORKERS_MEMORY_BUDGET_BYTES = 128 * 1024 * 1024;
 /** Unwritten bytes past which one table is written as a part (default). */
 export const DEFAULT_PART_BYTES = 64 * 1024 * 1024;
 /** A table holding at most this much when it is finished is written as one file, here. */
@@ -112,7 +118,8 @@ export class LoadRun {
     this.consolidator = compileConsolidation(cfg.consolidate ?? []);
     this.maxBytes = cfg.limits.maxRecordBytes;
     this.readerDepth = readerDepthLimit(cfg);
-    this.budget = deps.memoryBudgetBytes ?? DEFAULT_MEMORY_BUDGET_BYTES;
+    this.budget =
+      deps.memoryBudgetBytes ?? (workers ? DEFAULT_WORKERS_MEMORY_BUDGET_BYTES : DEFAULT_MEMORY_BUDGET_BYTES);
     this.partBytes = Math.min(deps.partBytes ?? DEFAULT_PART_BYTES, this.budget);
     this.names = sources.map((s) => s.name);
     const ranges = sources.map((s) => s.readRange);
@@ -238,7 +245,7 @@ export class LoadRun {
     for (let i = 0; i < done.length; i++) {
       const d = done[i]!;
       const job = jobs[i]!;
-      if (this.buffers.length < 8) this.buffers.push(d.buffer);
+      if (this.buffers.length < 4) this.buffers.push(d.buffer);
       // Dead letters and the generic path's lines, merged in input order.
       const dead = d.dead;
       let k = 0;
@@ -439,7 +446,7 @@ export class LoadRun {
     const name = w.key;
     this.deps.onProgress?.({ kind: 'table-start', table: name, records });
     const summary = await plan(name, this.fedBy(name));
-    const parts = await this.partsOf(w, true);
+    const parts = await this.partsOf(w);
     const generic = w.generic;
     w.generic = [];
     w.genericBytes = 0;
@@ -473,18 +480,18 @@ export class LoadRun {
 
   /**
    * The table's records held so far (here and by the workers), moved out to be written: each
-   * worker's part is encoded where it is, except a small table's (`MERGE_BYTES`, when finishing),
-   * whose parts are gathered on the worker holding most of them and written as one file rather
-   * than one per worker.
+   * worker's part is encoded where it is, except a small table's (`MERGE_BYTES`), whose parts are
+   * gathered on one worker and written as one file rather than one per worker (with hundreds of
+   * tables most parts are small: 30M records into 230 tables wrote 6,820 files without this).
    */
-  private async partsOf(w: TableWork, finishing = false): Promise<ColumnarPart[]> {
+  private async partsOf(w: TableWork): Promise<ColumnarPart[]> {
     const local = w.batch.rowCount > 0 ? w.batch.detach() : undefined;
     if (!this.workers || w.remote.size === 0) return local ? [new LocalPart(local, this.deps.encoder)] : [];
     const holders = [...w.remote.keys()].sort((a, b) => a - b);
     const small = bytesOf(w) <= MERGE_BYTES;
     const remote = new Map(w.remote);
     w.remote.clear();
-    if (finishing && small && holders.length > 1) {
+    if (small && holders.length > 1) {
       // The worker given the least to write so far (the tables' parts are about even halves).
       const into = holders.reduce((a, b) => ((this.gathered[b] ?? 0) < (this.gathered[a] ?? 0) ? b : a));
       this.gathered[into] = (this.gathered[into] ?? 0) + bytesOf({ ...w, remote });
