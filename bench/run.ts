@@ -18,7 +18,7 @@
  *              upsert table (records/s, files, query before / after compaction) (issue 13)
  *   width      `floe load` vs DuckDB process to process: one table, the     bench/width.ts
  *              mixed sample, ~230 tables (one per origin), growth 1 M → 3 M records; wall time and
- *              peak RSS of each process (issue 18); ~2.5 min at its 3 M-record default
+ *              peak RSS of each process (issue 18); ~2 min at its 3 M-record default
  *   ingest-width  the ingest handler on one 5,000-record batch over    bench/ingest-width.ts
  *              200 tables vs 3 (uniform, Zipf, first sight, empty table cache, whole handler); the
  *              committer after 5 such batches in a child process (time, memory per table)

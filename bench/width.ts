@@ -76,6 +76,8 @@ interface ProcRun {
   readonly childWallS: number;
   readonly maxRssMiB: number;
   readonly cpuS: number;
+  /** Floe: the share of records parsed one by one (the generic path), from its report. */
+  readonly genericShare?: number;
 }
 
 interface WorkloadResult {
@@ -219,6 +221,8 @@ function buildStamp(): number | undefined {
 }
 
 const REPORT = /([\d,]+) lines read, ([\d,]+) rows committed to ([\d,]+) table\(s\), ([\d,]+) rejected/;
+/** Printed when some records took the generic path (cli/load-report.ts). */
+const GENERIC = /([\d,]+) record\(s\) \([\d.]+ %\) parsed one by one/;
 
 async function floeRun(w: Workload, dir: string, config: string | undefined, n: number): Promise<ProcRun> {
   for (let attempt = 1; ; attempt++) {
@@ -241,7 +245,8 @@ async function floeRun(w: Workload, dir: string, config: string | undefined, n: 
         `floe load on ${w.label}: ${m[0]}; expected ${fmtInt(w.input.lines)} lines and rows, ${w.expectTables} table(s), 0 rejected`,
       );
     if (!KEEP) await fs.rm(wh, { recursive: true, force: true });
-    return r.run;
+    const generic = GENERIC.exec(r.stdout);
+    return { ...r.run, genericShare: generic ? Number(generic[1]!.replaceAll(',', '')) / lines : 0 };
   }
 }
 
@@ -366,7 +371,18 @@ function ratioRows(r: WorkloadResult, target1: number): SummaryRow[] {
       pass: dn / f >= 0.8,
     },
     rssRow(r),
+    genericRow(r),
   ];
+}
+
+function genericRow(r: WorkloadResult): SummaryRow {
+  const share = Math.max(...r.runs.floe.map((x) => x.genericShare ?? 0));
+  return {
+    measure: `${nameOf(r.workload)}: Floe records through the generic path`,
+    value: `${(share * 100).toFixed(2)} %`,
+    target: '< 1 %',
+    pass: share < 0.01,
+  };
 }
 
 function rssRow(r: WorkloadResult): SummaryRow {

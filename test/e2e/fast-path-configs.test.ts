@@ -1283,6 +1283,14 @@ describe('fast path vs generic path over generated configurations', () => {
         }
         if (slow.report.tables.some((t) => t.path !== 'generic'))
           problems.push('fastPath false used the columnar path');
+        // The generic path's count (the bench's share): every line parsed, but those too large to.
+        const tooLarge = slow.dead.filter((d) => d.reason === 'guard-max-record-bytes').length;
+        if (slow.report.genericRecords !== nonBlank - tooLarge)
+          problems.push(
+            `fastPath false: ${slow.report.genericRecords} generic records of ${nonBlank - tooLarge}`,
+          );
+        if (fast.report.genericRecords > slow.report.genericRecords)
+          problems.push(`fast run: ${fast.report.genericRecords} generic records, more than every line`);
         if (n++ % VALIDATE_EVERY === 0) {
           stats.validated++;
           for (const [x, wh] of [
@@ -1401,6 +1409,35 @@ describe('a table written in parts vs in one part', () => {
     expect(stats.columnar, String(stats)).toBeGreaterThan(0);
     expect(stats.withDead, String(stats)).toBeGreaterThan(stats.cases / 4);
     console.log(`parts vs one part: ${stats}; ${severalParts} tables in several parts`);
+  });
+
+  it('reports the records the generic path took: lines the scanner gives up on, parts read again', async () => {
+    const load = async (lines: string[]) => {
+      const wh = freshWarehouse();
+      const report = await loadSources(
+        {
+          catalog: wh.catalog,
+          store: wh.store,
+          clock: fixedClock(Date.UTC(2026, 0, 5)),
+          ids: seededIds(whCounter),
+          config: parseConfig({}),
+          onDeadLetter: () => undefined,
+        },
+        [sourceOf('in.ndjson', lines, 'chunks', 64)],
+      );
+      dispose(wh);
+      return report;
+    };
+    const plain = Array.from({ length: 40 }, (_, i) => `{"event_type":"a","id":${i},"s":"v${i % 3}"}`);
+    // Plain records: none. Lists with elements (the scanner hands them over): each one.
+    expect((await load(plain)).genericRecords).toBe(0);
+    const withLists = [...plain, '{"event_type":"b","xs":[1,2]}', '{"event_type":"b","xs":[3]}'];
+    expect((await load(withLists)).genericRecords).toBe(2);
+    // A table whose columns conflict (a string and a number in one column) is read again in full.
+    const conflicting = [...plain, '{"event_type":"a","id":"forty"}'];
+    const report = await load(conflicting);
+    expect(report.genericRecords).toBe(plain.length + 1);
+    expect(report.tables.find((t) => t.table === 'a_events')?.reparsed).toBe(plain.length + 1);
   });
 
   it('a column an earlier part wrote as long: later fractions are type conflicts, exactly as in a later load', async () => {

@@ -83,6 +83,12 @@ export function renderReport(
   lines.push(
     `${report.lines.toLocaleString('en-US')} lines read, ${report.rows.toLocaleString('en-US')} rows committed to ${report.tables.length} table(s), ${dead.length} rejected in ${(ms / 1000).toFixed(1)} s`,
   );
+  if (report.genericRecords > 0) {
+    const share = ((100 * report.genericRecords) / Math.max(1, report.lines)).toFixed(1);
+    lines.push(
+      `${report.genericRecords.toLocaleString('en-US')} record(s) (${share} %) parsed one by one (the generic path: lists with elements, envelopes, conflicting types, invalid JSON); the rest were scanned as bytes`,
+    );
+  }
   if (dead.length > 0) {
     const byReason = new Map<string, number>();
     for (const d of dead) byReason.set(d.reason, (byReason.get(d.reason) ?? 0) + 1);

@@ -104,6 +104,8 @@ export class LoadRun {
   private readonly skips: (SourceHolders | undefined)[] = [];
   private held = 0;
   private nextChunk = 0;
+  /** Lines that took the generic path (parsed as objects). */
+  private genericLines = 0;
   /** Bytes of small tables gathered on each worker to be written there (to spread them). */
   private readonly gathered: number[] = [];
 
@@ -463,7 +465,14 @@ export class LoadRun {
   /** The report's tally. */
   report(done: { tables: TableLoadResult[]; failures: TableFailure[] }): LoadReport {
     const rows = done.tables.reduce((n, t) => n + t.rows, 0);
-    return { lines: this.lines, rows, deadLetters: this.dead, ...done };
+    const reparsed = done.tables.reduce((n, t) => n + (t.reparsed ?? 0), 0);
+    return {
+      lines: this.lines,
+      rows,
+      genericRecords: this.genericLines + reparsed,
+      deadLetters: this.dead,
+      ...done,
+    };
   }
 
   private async writePart(w: TableWork): Promise<void> {
@@ -560,6 +569,7 @@ export class LoadRun {
    * letter, and the load goes on.
    */
   private async generic(raw: string, seq: number, source: number, line: number): Promise<void> {
+    this.genericLines++;
     try {
       await this.genericLine(raw, seq, source, line);
     } catch (e) {

@@ -88,6 +88,11 @@ export interface TableLoadResult {
   readonly attempts: number;
   /** Which ingest path staged the table: columnar (fast) or record by record (generic). */
   readonly path: 'columnar' | 'generic';
+  /**
+   * Records the fast path took for the table that were then parsed and written through the
+   * generic path (a part it could not write as columns: a type conflict, a list; `floe load`).
+   */
+  readonly reparsed?: number;
   /** Upsert tables: keys whose last change upserted a row / deleted it. */
   readonly upserts?: { readonly upserted: number; readonly deleted: number };
 }
@@ -102,6 +107,12 @@ export interface TableFailure {
 export interface LoadReport {
   readonly lines: number;
   readonly rows: number;
+  /**
+   * Records parsed as objects (the generic path) rather than scanned as bytes: lines the scanner
+   * could not take (nested lists, envelopes, invalid JSON) and records read again for a part the
+   * columnar writer could not write (`TableLoadResult.reparsed`).
+   */
+  readonly genericRecords: number;
   readonly deadLetters: Readonly<Record<string, number>>;
   readonly tables: readonly TableLoadResult[];
   /** Tables whose commit failed; empty when everything landed. */

@@ -53,6 +53,8 @@ export class TableLoad {
   private deadLetters = 0;
   private readonly coerced = new Map<string, number>();
   private genericParts = 0;
+  /** Records taken on the fast path that were then written through the generic one. */
+  private reparsed = 0;
   /** Why writing a part failed (the table then fails: `finish` throws it). */
   private failure: unknown;
   /** Records not written because an earlier part failed. */
@@ -116,7 +118,7 @@ export class TableLoad {
     }
     const held = parts.filter((p) => p.rowCount > 0);
     if (held.length === 0 || generic.length > 0 || !(await this.flushColumnar(held))) {
-      const records = mergeBySeq([...generic], held.length > 0 ? await reparse(held, this.reshape) : []);
+      const records = mergeBySeq([...generic], held.length > 0 ? await this.reparse(held) : []);
       if (records.length > 0) await this.flushGeneric(records);
       this.genericParts++;
     }
@@ -137,15 +139,15 @@ export class TableLoad {
     const held = parts.filter((p) => p.rowCount > 0);
     if (this.parts === 0 && this.failure === undefined) {
       const whole = held.length > 0 && generic.length === 0;
-      return (
+      const done =
         (whole ? await loadTableColumnar(deps, this.id, held) : undefined) ??
         (await loadTable(
           deps,
           this.id,
-          mergeBySeq([...generic], held.length > 0 ? await reparse(held, this.reshape) : []),
+          mergeBySeq([...generic], held.length > 0 ? await this.reparse(held) : []),
           this.reject,
-        ))
-      );
+        ));
+      return { ...done, reparsed: this.reparsed };
     }
     if (held.length > 0 || generic.length > 0) await this.flushPart(held, generic);
     if (this.failure !== undefined) {
@@ -153,6 +155,12 @@ export class TableLoad {
       throw this.failure;
     }
     return this.commit(deps);
+  }
+
+  /** The parts' records as parsed ones, for the generic path (counted: `reparsed`). */
+  private async reparse(held: readonly ColumnarPart[]): Promise<PendingRecord[]> {
+    this.reparsed += rowsOf(held);
+    return reparse(held, this.reshape);
   }
 
   private get name(): string {
@@ -273,6 +281,7 @@ export class TableLoad {
       specChanged: this.specChanged,
       attempts: 0,
       path: this.genericParts > 0 ? 'generic' : 'columnar',
+      reparsed: this.reparsed,
       ...over,
     });
     if (state === undefined || allFiles.length === 0) return result({});
