@@ -69,7 +69,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--force', 'load every file again, even into tables that already hold it')
     .option(
       '--threads <n>',
-      'threads that scan and encode (default: every core; 1: one thread). Inputs under 16 MiB use one',
+      'threads that scan and encode (default: every core; 1: one thread). Inputs under 128 MiB use one',
       positiveInt('--threads'),
     )
     .option(

@@ -363,7 +363,7 @@ export class ColumnarTableBatch {
         if (c.heapLen + len > c.heap.length) this.growHeap(c, c.heapLen + len);
         const h = c.heap;
         let at = c.heapLen;
-        if (len < 24) for (let j = 0; j < len; j++) h[at++] = bytes[from + j]!;
+        if (len < 20) for (let j = 0; j < len; j++) h[at++] = bytes[from + j]!;
         else {
           h.set(bytes.subarray(from, from + len), at);
           at += len;
@@ -1148,10 +1148,17 @@ export function gatherRows(batch: ColumnarBatch, rows: readonly number[]): Colum
         const data = new Uint8Array(total);
         const offsets = new Int32Array(n + 1);
         let at = 0;
+        const src = v.data;
         for (let i = 0; i < n; i++) {
           const r = rows[i]!;
+          const start = v.offsets[r]!;
           const end = v.offsets[r + 1]!;
-          for (let j = v.offsets[r]!; j < end; j++) data[at++] = v.data[j]!;
+          // A byte loop for short strings, a native copy from ~20 bytes (measured crossover).
+          if (end - start < 20) for (let j = start; j < end; j++) data[at++] = src[j]!;
+          else {
+            data.set(src.subarray(start, end), at);
+            at += end - start;
+          }
           offsets[i + 1] = at;
         }
         values = { kind: 'utf8-bytes', data, offsets };

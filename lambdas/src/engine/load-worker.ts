@@ -71,7 +71,8 @@ class Worker {
     const generic: GenericLine[] = [];
     const name = this.init.sources[job.source]!;
     const maxBytes = this.init.config.limits.maxRecordBytes;
-    const chunk = job.bytes;
+    // A Buffer view (no copy): its indexOf is a native memchr, 2–3 × a Uint8Array's.
+    const chunk = Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.length);
     const len = chunk.length;
     let pos = 0;
     let k = 0;
