@@ -26,7 +26,10 @@ export interface IngestDeps {
   readonly maxRowsPerFile?: number;
   /** Scan clean JSON records straight into columns (default true). */
   readonly fastPath?: boolean;
-  /** Tables staged at once (default 4). */
+  /**
+   * Tables staged at once (default `INGEST_CONCURRENCY`, 16): each table's staging is a few round
+   * trips (a put, two ledger requests), so a batch spread over many tables waits on them in turn.
+   */
   readonly concurrency?: number;
   /** The Parquet encoders (tests decorate them to inject failures; default the real ones). */
   readonly encoder?: ParquetEncoder;
@@ -52,3 +55,10 @@ export function registryOf(deps: { readonly registry?: SchemaRegistry }): Schema
   if (!deps.registry) throw new Error("stream format 'avro-gsr' needs a schema registry");
   return deps.registry;
 }
+
+/**
+ * Default of `IngestDeps.concurrency`. Measured (bench/ingest-width.ts with 5 ms per DynamoDB
+ * request and 20 ms per S3 put simulated): a 5,000-record batch over 200 tables took 1,915 ms at
+ * 4, 687 ms at 16, 541 ms at 32 (then CPU-bound); 3 tables 54 ms at every setting.
+ */
+export const INGEST_CONCURRENCY = 16;

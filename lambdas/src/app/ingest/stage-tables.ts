@@ -9,7 +9,7 @@ import type { ColumnarTableBatch } from '../../engine/columnar-batch.ts';
 import { ErrorKind, isFloeError } from '../../errors.ts';
 import { deleteQuietly } from '../../ports/object-store.ts';
 import type { KinesisBatchRecord } from '../../records/kinesis-event.ts';
-import type { IngestDeps } from './deps.ts';
+import { INGEST_CONCURRENCY, type IngestDeps } from './deps.ts';
 import { countDeadLetters, putDeadLetters } from './letters.ts';
 import type { IngestFailure, TableIngest } from './result.ts';
 import type { Routed, TableWork } from './routed.ts';
@@ -32,7 +32,7 @@ interface Span {
   oldestArrival: number;
 }
 
-/** Stages the tables in name order, at most `deps.concurrency` (default 4) at once. */
+/** Stages the tables in name order, at most `deps.concurrency` (default `INGEST_CONCURRENCY`) at once. */
 export async function stageTables(
   deps: IngestDeps,
   routed: Routed,
@@ -40,7 +40,9 @@ export async function stageTables(
 ): Promise<StagedTables> {
   const out: StagedTables = { tables: [], failures: [], deadCounts: {} };
   const tables = [...routed.work.values()].sort((a, b) => (a.table < b.table ? -1 : 1));
-  await forEachBounded(tables, deps.concurrency ?? 4, (w) => ingestTable(deps, routed, tails, w, out));
+  await forEachBounded(tables, deps.concurrency ?? INGEST_CONCURRENCY, (w) =>
+    ingestTable(deps, routed, tails, w, out),
+  );
   return out;
 }
 
