@@ -294,6 +294,23 @@ export class ColumnarTableBatch {
     };
   }
 
+  /** Row `i`'s `seq` (its place in the input). */
+  seqAt(i: number): number {
+    return this.prov[i * PROV]!;
+  }
+
+  /**
+   * The rows in input order (by `seq`): undefined when they were appended in it (not so after
+   * `absorb` of another thread's records).
+   */
+  inputOrder(): Int32Array | undefined {
+    if (this.sorted) return undefined;
+    const p = this.prov;
+    return Int32Array.from({ length: this.rowCount }, (_, i) => i).sort(
+      (a, b) => p[a * PROV]! - p[b * PROV]!,
+    );
+  }
+
   /** Row `i`'s operation (`RowOp`) on its key's row. */
   opAt(i: number): number {
     return this.ops?.[i] ?? RowOp.Append;

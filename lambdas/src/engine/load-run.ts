@@ -499,6 +499,15 @@ export class LoadRun {
    * tables most parts are small: 30M records into 230 tables wrote 6,820 files without this).
    */
   private async partsOf(w: TableWork): Promise<ColumnarPart[]> {
+    if (this.workers && w.remote.size > 0 && upsertFor(this.deps.config, w.key)) {
+      // An upsert table's last change of each key is decided over all its records in input
+      // order, in one place: the workers' records are brought here (an upsert table is written
+      // once, at the end).
+      const holders = [...w.remote.keys()].sort((a, b) => a - b);
+      w.remote.clear();
+      for (const data of await this.workers.exportAll(w.key, holders))
+        w.batch.absorb(ColumnarTableBatch.fromData(data, this.names, this.resolveRaw));
+    }
     const local = w.batch.rowCount > 0 ? w.batch.detach() : undefined;
     if (!this.workers || w.remote.size === 0) return local ? [new LocalPart(local, this.deps.encoder)] : [];
     const holders = [...w.remote.keys()].sort((a, b) => a - b);

@@ -59,6 +59,9 @@ class Worker {
         return b;
       },
       takes: (table, source) => this.takes(table, source),
+      // Upsert tables' plain records too: the load brings them to one place to decide the last
+      // change of each key (engine/load-run.ts, `partsOf`).
+      upserts: true,
     });
   }
 

@@ -13,7 +13,7 @@ import type { PartitionSpec } from '../iceberg/partition-spec.ts';
 import type { Schema } from '../iceberg/schema.ts';
 import type { PrimitiveType } from '../iceberg/types.ts';
 import type { ColumnNeeds } from '../schema/fit.ts';
-import { type BatchSummary, batchBuffers, type Provenance } from './columnar-batch.ts';
+import { type BatchData, type BatchSummary, batchBuffers, type Provenance } from './columnar-batch.ts';
 import type { ColumnarPart, EncodedFile, EncodeOptions } from './columnar-part.ts';
 import type { ChunkDone, ChunkJob, FromWorker, ToWorker, WorkerInit } from './load-worker-protocol.ts';
 
@@ -223,6 +223,19 @@ export class LoadWorkers {
       if (m.data) await target.ask({ type: 'import', table, data: m.data }, batchBuffers(m.data));
     }
     return this.detach(table, [into]);
+  }
+
+  /** The table's records held by each of `holders`, moved out to this thread as plain data. */
+  async exportAll(table: string, holders: readonly number[]): Promise<BatchData[]> {
+    const out: BatchData[] = [];
+    for (const w of holders) {
+      const m = await this.workers[w]!.ask<Extract<FromWorker, { type: 'exported' }>>({
+        type: 'export',
+        table,
+      });
+      if (m.data) out.push(m.data);
+    }
+    return out;
   }
 
   async close(): Promise<void> {

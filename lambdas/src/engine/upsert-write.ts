@@ -144,7 +144,10 @@ export async function writeChangesColumnar(
   if (!columns) throw new UseGenericPath();
   const leaves = key.map((k) => columns.leaves.get(k.id));
   const last = new Map<string, number>();
-  for (let r = 0; r < columns.rowCount; r++) {
+  // The last change of a key is the last in input order (the rows may hold several threads').
+  const order = batch.inputOrder();
+  for (let i = 0; i < columns.rowCount; i++) {
+    const r = order === undefined ? i : order[i]!;
     let text = '';
     for (let k = 0; k < leaves.length; k++) {
       const v = valueAt(leaves[k], r);
@@ -159,7 +162,9 @@ export async function writeChangesColumnar(
     last.delete(text); // re-inserted: the map's order is the order of last changes
     last.set(text, r);
   }
-  const survivors = [...last.values()].filter((r) => batch.opAt(r) !== RowOp.Delete).sort((a, b) => a - b);
+  const survivors = [...last.values()]
+    .filter((r) => batch.opAt(r) !== RowOp.Delete)
+    .sort((a, b) => batch.seqAt(a) - batch.seqAt(b));
   const options = { compression: codecOf(m), maxRows: deps.maxRowsPerFile ?? 1_000_000 };
   const put = async (files: EncodedFile[] | undefined, s: Schema, sp: PartitionSpec) => {
     if (files === undefined) throw new UseGenericPath();
