@@ -67,6 +67,10 @@ function faultyLedger(ledger: Ledger, rnd: Prng): Ledger {
     get(target, prop, receiver) {
       if (prop === 'appendEntry')
         return (e: Parameters<Ledger['appendEntry']>[0]) => fault(() => target.appendEntry(e));
+      // The batched append crashes as a whole, before any entry or after all of them.
+      if (prop === 'appendEntries' && target.appendEntries)
+        return (es: Parameters<NonNullable<Ledger['appendEntries']>>[0]) =>
+          fault(() => target.appendEntries!(es));
       const v = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? v.bind(target) : v;
     },

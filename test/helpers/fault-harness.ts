@@ -160,6 +160,11 @@ export const INGEST_POINTS: readonly Point[] = [
   ['store', 'put', ['before', 'after'], 0.01],
 ];
 
+/** The ingest's fault points when a batch's entries are appended in one call (`appendEntries`). */
+export const BATCHED_INGEST_POINTS: readonly Point[] = INGEST_POINTS.map((p) =>
+  p[1] === 'appendEntry' ? (['ledger', 'appendEntries', p[2], p[3] * 2] as Point) : p,
+);
+
 /** The committer's fault points (the catalog swap weighs most). */
 export const COMMITTER_POINTS: readonly Point[] = [
   ['ledger', 'tablesWithStagedWork', ['before'], 0.02],

@@ -108,6 +108,7 @@ export type Port = 'ledger' | 'catalog' | 'store' | 'lock';
 export const PORT_METHODS = {
   ledger: [
     'appendEntry',
+    'appendEntries',
     'entriesAfter',
     'tablesWithStagedWork',
     'shardsWithStagedWork',
@@ -267,6 +268,9 @@ export class Faults {
       get: (t, prop) => {
         const v = Reflect.get(t, prop, t) as unknown;
         if (typeof v !== 'function') return v;
+        // A batched append hides the per-entry calls the rules are about: unless a rule targets
+        // the batch itself, the caller falls back to one `appendEntry` per entry.
+        if (port === 'ledger' && prop === 'appendEntries' && !this.targets('ledger', prop)) return undefined;
         const fn = v as (...args: unknown[]) => unknown;
         if (typeof prop !== 'string' || !methods.has(prop)) return fn.bind(t);
         return (...args: unknown[]) => this.invoke(port, prop, args, () => fn.apply(t, args));
@@ -288,6 +292,11 @@ export class Faults {
       if (a.rule.result) out = a.rule.result(out, args);
     }
     return out;
+  }
+
+  /** True when an active rule is aimed at `port.method`. */
+  private targets(port: Port, method: string): boolean {
+    return this.rules.some((a) => a.active && a.rule.port === port && a.rule.method === method);
   }
 
   /** The rules this call triggers (counted now, so "before" and "after" rules see the same call). */

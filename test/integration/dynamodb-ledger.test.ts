@@ -323,6 +323,78 @@ describe('DynamoLedger', () => {
     expect(await healthy.tablesWithStagedWork()).toEqual([]);
   });
 
+  it('appends entries of many chains at once: tails one by one, items 25 to a BatchWriteItem', async () => {
+    const sent: string[] = [];
+    const counting = new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop !== 'send') return Reflect.get(target, prop, receiver);
+        return (command: { constructor: { name: string } }) => {
+          sent.push(command.constructor.name);
+          return target.send(command as never);
+        };
+      },
+    });
+    const { tableName } = await freshLedger();
+    const ledger = new DynamoLedger(counting, { tableName, clock });
+    const tables = Array.from({ length: 60 }, (_, i) => `t${String(i).padStart(2, '0')}`);
+    const first = tables.map((t) => entry(t, seq(1001), seq(1005), null));
+    const count = (name: string) => sent.filter((n) => n === name).length;
+    expect(await ledger.appendEntries(first)).toEqual(first.map(() => ({ ok: true, outcome: 'appended' })));
+    expect(count('BatchWriteItemCommand')).toBe(3);
+    expect(count('PutItemCommand')).toBe(0);
+    for (const e of first) expect(await ledger.entriesAfter(e.table, SHARD, null, 10)).toEqual([e]);
+    // A retry of the same entries: every one already there, nothing written again.
+    sent.length = 0;
+    expect(await ledger.appendEntries(first)).toEqual(
+      first.map(() => ({ ok: true, outcome: 'already-present' })),
+    );
+    expect(count('BatchWriteItemCommand')).toBe(0);
+    // One failure is its own: a chain break and a different content beside entries that land.
+    const second = tables.slice(0, 30).map((t) => entry(t, seq(1006), seq(1009), seq(1005)));
+    const broken = entry('t40', seq(1020), seq(1021), seq(1010));
+    const other = entry('t41', seq(1001), seq(1005), null, 'b');
+    const results = await ledger.appendEntries([...second, broken, other]);
+    expect(results.slice(0, 30)).toEqual(second.map(() => ({ ok: true, outcome: 'appended' })));
+    for (const r of results.slice(30)) {
+      expect(r.ok).toBe(false);
+      expect(isFloeError((r as { error: unknown }).error, ErrorKind.CommitConflict)).toBe(true);
+    }
+    for (const [i, t] of tables.slice(0, 30).entries())
+      expect(await ledger.entriesAfter(t, SHARD, null, 10)).toEqual([first[i], second[i]]);
+    expect(await ledger.entriesAfter('t40', SHARD, null, 10)).toEqual([first[40]]);
+  });
+
+  it('a BatchWriteItem applied whose answer is lost: the entries stay visible, the retry finds them', async () => {
+    let lose = true;
+    const losing = new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop !== 'send') return Reflect.get(target, prop, receiver);
+        return async (command: { constructor: { name: string } }) => {
+          const out = await target.send(command as never);
+          if (lose && command.constructor.name === 'BatchWriteItemCommand')
+            throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+          return out;
+        };
+      },
+    });
+    const { ledger: healthy, tableName } = await freshLedger();
+    const dying = new DynamoLedger(losing, { tableName, clock });
+    const es = ['a', 'b', 'c'].map((t) => entry(t, seq(1001), seq(1005), null));
+    const results = await dying.appendEntries(es);
+    for (const r of results) {
+      expect(r.ok).toBe(false);
+      expect(((r as { error: FloeError }).error as FloeError).retryable).toBe(true);
+    }
+    for (const e of es) expect(await healthy.entriesAfter(e.table, SHARD, null, 10)).toEqual([e]);
+    lose = false;
+    expect(await dying.appendEntries(es)).toEqual(es.map(() => ({ ok: true, outcome: 'already-present' })));
+    // The chains go on from there, and each holds exactly its two entries.
+    const next = es.map((e) => entry(e.table, seq(1006), seq(1007), e.lastSequence));
+    expect(await healthy.appendEntries(next)).toEqual(next.map(() => ({ ok: true, outcome: 'appended' })));
+    for (const [i, e] of es.entries())
+      expect(unbrokenRun(await healthy.entriesAfter(e.table, SHARD, null, 10), null)).toEqual([e, next[i]]);
+  });
+
   it('translates throttling into a retryable FloeError', async () => {
     const throttling = new Proxy(client, {
       get(target, prop, receiver) {

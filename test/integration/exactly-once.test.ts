@@ -32,6 +32,7 @@ import {
 import {
   armCommitRaces,
   armRandom,
+  BATCHED_INGEST_POINTS,
   COMMITTER_POINTS,
   deliver,
   harness as faultHarness,
@@ -795,6 +796,47 @@ describe('exactly once under fault injection', () => {
     await settle(h, expectedIds(s0.events), [S0]);
   });
 
+  it('13. the batched append (one call for every table of a batch) fails or dies as a whole', async () => {
+    const h = await harness(131);
+    const s0 = shard(S0, [generate(300, 'v1', 1311), generate(300, 'v2', 1312)]);
+    const tailsNow = async () => [...(await h.p.ledger.shardTails(S0)).entries()].sort();
+
+    // Dies before the call: no entry; the retry stages everything again.
+    h.f.add({ port: 'ledger', method: 'appendEntries', kind: 'crash' });
+    expect(await invoke(h, s0, 0, 120)).toBeUndefined();
+    expect(await tailsNow()).toEqual([]);
+    const first = await invoke(h, s0, 0, 120);
+    expect([first?.skipped, first?.failures]).toEqual([0, []]);
+    await runCommitter(h.committer());
+
+    // Dies after the call: every entry written; the retry skips every record.
+    h.f.add({ port: 'ledger', method: 'appendEntries', kind: 'crash', timing: 'after' });
+    const before = await tailsNow();
+    expect(await invoke(h, s0, 120, 240)).toBeUndefined();
+    expect(await tailsNow()).not.toEqual(before);
+    const again = await invoke(h, s0, 120, 240);
+    expect([again?.skipped, again?.tables, again?.failures]).toEqual([120, [], []]);
+
+    // The answer is lost: every table of the batch fails, no file is deleted (the entries name
+    // them), and Lambda's replay from the first failed record finds them all staged.
+    h.f.add({ port: 'ledger', method: 'appendEntries', timing: 'after' });
+    const lost = await deliver(h, s0, 240, 360);
+    expect(lost[0]!.failures.length).toBe(
+      TABLES.filter((t) => countIn(s0, 240, 360, (x) => x === t) > 0).length,
+    );
+    expect(lost[0]!.failedSequence).toBe(s0.recs[240]!.sequenceNumber);
+    expect([lost[1]!.skipped, lost[1]!.tables]).toEqual([120, []]);
+    await runCommitter(h.committer());
+
+    // The call fails before reaching the ledger: every table fails and the replay restages it.
+    h.f.add({ port: 'ledger', method: 'appendEntries' });
+    const failed = await deliver(h, s0, 360, 480);
+    expect(failed[0]!.failures.length).toBeGreaterThan(0);
+    expect(failed[1]!.skipped).toBe(0);
+    await deliver(h, s0, 480, 600);
+    await settle(h, expectedIds(s0.events), [S0]);
+  });
+
   describe('10. randomized soak', () => {
     for (const seed of [101, 202, 303]) {
       it(`seed ${seed}`, async () => {
@@ -815,7 +857,9 @@ async function soak(seed: number): Promise<void> {
   const ingestPlans = new Map(shards.map((s, i) => [s.id, new Faults(seed * 10 + i)]));
   const planA = new Faults(seed + 2);
   const planB = new Faults(seed + 3);
-  for (const f of ingestPlans.values()) armRandom(f, INGEST_POINTS);
+  // Shard 0 appends its entries one by one, shard 1 in one batched call (faults hit either).
+  for (const [i, f] of [...ingestPlans.values()].entries())
+    armRandom(f, i === 0 ? INGEST_POINTS : BATCHED_INGEST_POINTS);
   for (const f of [planA, planB]) {
     armRandom(f, COMMITTER_POINTS);
     armCommitRaces(f, clock);

@@ -60,6 +60,11 @@ export interface StagedRange {
 /** `appended`: this call added the entry; `already-present`: an identical entry was there (a retry). */
 export type AppendOutcome = 'appended' | 'already-present';
 
+/** One entry's outcome in `appendEntries`: what `appendEntry` would have resolved, or thrown. */
+export type AppendResult =
+  | { readonly ok: true; readonly outcome: AppendOutcome }
+  | { readonly ok: false; readonly error: unknown };
+
 export interface Ledger {
   /**
    * Appends `entry` at the tail of its (table, shard) chain. Idempotent: resolves `already-present`
@@ -70,6 +75,13 @@ export interface Ledger {
    * appender won). Throws DataInvalid for a malformed entry.
    */
   appendEntry(entry: LedgerEntry): Promise<AppendOutcome>;
+  /**
+   * Appends entries of different chains (a batch's tables on its shard), each exactly as
+   * `appendEntry` would, with one result per entry in order; one entry's failure is its own.
+   * Optional: a ledger that can share requests between the entries implements it (use
+   * `appendEntries(ledger, entries)`, which falls back to one `appendEntry` each).
+   */
+  appendEntries?(entries: readonly LedgerEntry[]): Promise<AppendResult[]>;
   /**
    * Entries of (table, shard) whose records lie after `afterSequence` (null: from the chain's start),
    * at most `limit`, in sequence order. Strongly consistent.
@@ -102,6 +114,34 @@ export interface Ledger {
    * with null. Strongly consistent.
    */
   shardTails(shardId: string): Promise<Map<string, string>>;
+}
+
+/** Entries of different chains appended at once (each a few round trips). */
+export const APPEND_CONCURRENCY = 16;
+
+/**
+ * `ledger.appendEntries(entries)`, or one `appendEntry` per entry (`APPEND_CONCURRENCY` at a
+ * time) where it has none.
+ */
+export async function appendEntries(
+  ledger: Ledger,
+  entries: readonly LedgerEntry[],
+): Promise<AppendResult[]> {
+  if (ledger.appendEntries) return ledger.appendEntries(entries);
+  const results: AppendResult[] = new Array(entries.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < entries.length) {
+      const i = next++;
+      try {
+        results[i] = { ok: true, outcome: await ledger.appendEntry(entries[i]!) };
+      } catch (error) {
+        results[i] = { ok: false, error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(APPEND_CONCURRENCY, entries.length) }, worker));
+  return results;
 }
 
 // ---------------------------------------------------------------------------------------------

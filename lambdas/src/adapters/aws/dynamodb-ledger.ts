@@ -70,6 +70,7 @@
 
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import {
+  BatchWriteItemCommand,
   ConditionalCheckFailedException,
   CreateTableCommand,
   DescribeTableCommand,
@@ -87,7 +88,9 @@ import {
 import { ErrorKind, FloeError, isFloeError } from '../../errors.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
+  APPEND_CONCURRENCY,
   type AppendOutcome,
+  type AppendResult,
   canonicalSequence,
   compareSequence,
   entryContent,
@@ -104,6 +107,8 @@ import {
 } from '../../ports/ledger.ts';
 
 export const STAGED_INDEX = 'staged';
+/** Items per BatchWriteItem (DynamoDB's limit). */
+const BATCH_WRITE_ITEMS = 25;
 export const TTL_ATTRIBUTE = 'expiresAt';
 /** Default retention of committed entries: longer than Kinesis' 7-day extended retention. */
 export const DEFAULT_COMMITTED_RETENTION_MS = 8 * 24 * 3600 * 1000;
@@ -150,6 +155,87 @@ export class DynamoLedger implements Ledger {
   }
 
   async appendEntry(raw: LedgerEntry): Promise<AppendOutcome> {
+    const tail = await this.appendTail(raw);
+    if (tail === 'already-present') return tail;
+    await this.putEntryItem(tail);
+    return 'appended';
+  }
+
+  /**
+   * Entries of different chains: each chain's tail advanced on its own (steps 1–3, a conditional
+   * write each, `APPEND_CONCURRENCY` at a time), then the new entries' items written together,
+   * 25 to a `BatchWriteItem` (step 4). Those puts are unconditional, which is safe: an entry whose
+   * tail this call advanced ends beyond every entry of its chain, so no item has its key yet
+   * (a racing appender of the very same entry that lost writes the same item). A failure of step
+   * 4 leaves those entries as their tails' copies, as a crash there would: retryable, and the
+   * retry finds them `already-present`.
+   */
+  async appendEntries(raws: readonly LedgerEntry[]): Promise<AppendResult[]> {
+    const results: AppendResult[] = new Array(raws.length);
+    const fresh: { index: number; entry: LedgerEntry }[] = [];
+    let next = 0;
+    const advance = async () => {
+      while (next < raws.length) {
+        const i = next++;
+        try {
+          const tail = await this.appendTail(raws[i]!);
+          if (tail === 'already-present') results[i] = { ok: true, outcome: tail };
+          else fresh.push({ index: i, entry: tail });
+        } catch (error) {
+          results[i] = { ok: false, error };
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(APPEND_CONCURRENCY, raws.length) }, advance));
+    fresh.sort((a, b) => a.index - b.index);
+    for (let g = 0; g < fresh.length; g += BATCH_WRITE_ITEMS) {
+      const group = fresh.slice(g, g + BATCH_WRITE_ITEMS);
+      try {
+        await this.batchPut(group.map((f) => this.entryItem(f.entry)));
+        for (const f of group) {
+          this.noteWritten(f.entry);
+          results[f.index] = { ok: true, outcome: 'appended' };
+        }
+      } catch (e) {
+        for (const f of group) {
+          results[f.index] = {
+            ok: false,
+            error: dynamoError(e, 'putEntries', { table: f.entry.table, shardId: f.entry.shardId }),
+          };
+        }
+      }
+    }
+    return results;
+  }
+
+  /** Puts `items` with BatchWriteItem, again for what DynamoDB left unprocessed (with backoff). */
+  private async batchPut(items: readonly Item[]): Promise<void> {
+    let requests = items.map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; requests.length > 0; attempt++) {
+      if (attempt > 0) {
+        if (attempt > 8) {
+          throw new FloeError(
+            ErrorKind.Unexpected,
+            `DynamoDB BatchWriteItem left ${requests.length} item(s) unprocessed after ${attempt} attempts`,
+            { retryable: true, context: { operation: 'putEntries', unprocessed: requests.length } },
+          );
+        }
+        await new Promise((r) => setTimeout(r, Math.min(1000, 10 * 2 ** attempt)));
+      }
+      const out = await this.client.send(
+        new BatchWriteItemCommand({ RequestItems: { [this.table]: requests } }),
+      );
+      requests = (out.UnprocessedItems?.[this.table] ?? []).flatMap((w) =>
+        w.PutRequest?.Item ? [{ PutRequest: { Item: w.PutRequest.Item } }] : [],
+      );
+    }
+  }
+
+  /**
+   * Steps 1–3 of the append protocol: resolves `already-present`, or the normalized entry once
+   * its chain's tail holds it (its item still to be written, step 4).
+   */
+  private async appendTail(raw: LedgerEntry): Promise<'already-present' | LedgerEntry> {
     const entry: LedgerEntry = { ...normalizeEntry(raw), status: 'staged' };
     const content = entryContent(entry);
     // Two rounds: a lost race in step 3 re-reads the tail once, which then tells the outcome.
@@ -175,8 +261,7 @@ export class DynamoLedger implements Ledger {
           throw chainConflict(entry, 'the chain moved while appending', tail?.last ?? null);
         throw dynamoError(e, 'appendEntry', { table: entry.table, shardId: entry.shardId });
       }
-      await this.putEntryItem(entry);
-      return 'appended';
+      return entry;
     }
   }
 
@@ -185,7 +270,7 @@ export class DynamoLedger implements Ledger {
     entry: LedgerEntry,
     content: string,
     tail: Tail | undefined,
-  ): Promise<AppendOutcome> {
+  ): Promise<'already-present'> {
     let same: { entry: LedgerEntry; content: string } | undefined;
     if (tail && compareSequence(tail.entry.firstSequence, entry.firstSequence) === 0) {
       same = tail;
@@ -271,7 +356,11 @@ export class DynamoLedger implements Ledger {
       if (!isConditionFailed(e))
         throw dynamoError(e, 'putEntry', { table: entry.table, shardId: entry.shardId });
     }
-    // Known to exist: the next append of this chain need not materialize it again.
+    this.noteWritten(entry);
+  }
+
+  /** Known to exist: the next append of this chain need not materialize it again. */
+  private noteWritten(entry: LedgerEntry): void {
     if (this.written.size >= 10_000) this.written.clear();
     this.written.add(entryKeyOf(entry));
   }
