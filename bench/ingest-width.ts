@@ -260,6 +260,9 @@ function countCalls<T extends object>(target: T, counts: Map<string, number>): T
       if (typeof v !== 'function') return v;
       return (...args: unknown[]) => {
         counts.set(String(key), (counts.get(String(key)) ?? 0) + 1);
+        // Ledger entries: one per `appendEntry`, or as many as a batched `appendEntries` carries.
+        if (key === 'appendEntries' && Array.isArray(args[0]))
+          counts.set('entries', (counts.get('entries') ?? 0) + args[0].length);
         return (v as (...a: unknown[]) => unknown).apply(t, args);
       };
     },
@@ -594,7 +597,10 @@ function statsOf(samples: readonly Sample[]): VariantStats {
     puts: medianOf(samples, (s) => s.store.puts),
     putBytes: medianOf(samples, (s) => s.store.putBytes),
     dataFiles: medianOf(samples, (s) => s.dataFiles),
-    entries: medianOf(samples, (s) => s.ledgerCalls.get('appendEntry') ?? 0),
+    entries: medianOf(
+      samples,
+      (s) => (s.ledgerCalls.get('appendEntry') ?? 0) + (s.ledgerCalls.get('entries') ?? 0),
+    ),
     stdoutBytes: medianOf(samples, (s) => s.stdoutBytes),
   };
 }
@@ -603,6 +609,7 @@ function printVariant(v: Variant, samples: readonly Sample[]): void {
   const st = statsOf(samples);
   const tables = medianOf(samples, (s) => s.tables);
   const calls = [...new Set(samples.flatMap((s) => [...s.ledgerCalls.keys()]))]
+    .filter((k) => k !== 'entries')
     .sort()
     .map((k) => `${k} ${fmtInt(medianOf(samples, (s) => s.ledgerCalls.get(k) ?? 0))}`)
     .join(', ');
