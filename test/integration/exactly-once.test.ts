@@ -837,6 +837,22 @@ describe('exactly once under fault injection', () => {
     await settle(h, expectedIds(s0.events), [S0]);
   });
 
+  it("14. one table's lease acquire fails: that table fails, the run commits the others", async () => {
+    const h = await harness(141);
+    const s0 = shard(S0, [generate(300, 'v1', 1411)]);
+    await deliver(h, s0, 0, 150);
+    await runCommitter(h.committer());
+    await deliver(h, s0, 150, 300);
+    const f = new Faults(14);
+    f.add({ port: 'lock', method: 'acquire', when: (args) => String(args[0]).includes('user_events') });
+    const run = await runCommitter(h.committer('A', f));
+    expect(statuses(run)).toEqual(TABLES.map((t) => [t, t === 'user_events' ? 'failed' : 'committed']));
+    expect(f.firedAt('lock.acquire')).toBe(1);
+    // Nothing is left locked: the next run commits the table that failed.
+    expect(statuses(await runCommitter(h.committer('B')))).toEqual([['user_events', 'committed']]);
+    await settle(h, expectedIds(s0.events), [S0]);
+  });
+
   describe('10. randomized soak', () => {
     for (const seed of [101, 202, 303]) {
       it(`seed ${seed}`, async () => {

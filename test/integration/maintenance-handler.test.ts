@@ -362,6 +362,41 @@ describe('maintenance handler, Floe maintains Glue tables (maintenance=floe)', (
     expect((await metadataLocations(l))[1]).not.toBe(before[1]);
   });
 
+  it("a table whose lease acquire fails is that table's failure: the run maintains the others", async () => {
+    const l = await lake(2, 204);
+    l.clock.advance(10 * DAY);
+    const before = await metadataLocations(l);
+    const base = maintenanceRuntime(l);
+    const orderLock = lockName(l.p.config, 'order_events');
+    const runtime: MaintenanceRuntime = {
+      maintenance: (owner) => {
+        const m = base.maintenance(owner);
+        if (!m) return m;
+        const inner = m.deps.lock;
+        const lock: typeof inner = {
+          acquire: async (name, who, ms) => {
+            if (name === orderLock) throw new Error('socket hang up');
+            return inner.acquire(name, who, ms);
+          },
+          renew: (lease, ms) => inner.renew(lease, ms),
+          release: (lease) => inner.release(lease),
+        };
+        return { ...m, deps: { ...m.deps, lock } };
+      },
+    };
+    const { logger, metrics } = tools();
+    const maintain = makeMaintenanceHandler(() => runtime, { logger, metrics });
+    const s = await maintain(SCHEDULED, context('m-acquire-fails', 600_000));
+    expect(s).toMatchObject({
+      maintained: ['click_events', 'user_events'],
+      locked: [],
+      failed: ['order_events'],
+    });
+    const after = await metadataLocations(l);
+    expect(after[1]).toBe(before[1]);
+    expect(after[0]).not.toBe(before[0]);
+  });
+
   it('stops starting tables when the time left falls into the reserve; the next run resumes with them', async () => {
     const l = await lake(1, 303);
     // Each table takes 50 s of the 100 s left; the reserve is 30 s: two tables start, one waits.

@@ -162,7 +162,13 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
     schemaChanges: [],
     attempts: 0,
   };
-  const lease0 = await deps.lock.acquire(lockName(cfg, table), deps.owner, deps.leaseMs ?? 120_000);
+  let lease0: Lease | undefined;
+  try {
+    lease0 = await deps.lock.acquire(lockName(cfg, table), deps.owner, deps.leaseMs ?? 120_000);
+  } catch (error) {
+    // This table's failure, not the run's: the other tables' commits go on, the next run retries.
+    return { ...empty, status: 'failed', error, durationMs: deps.clock.nowMs() - started };
+  }
   if (!lease0) return { ...empty, status: 'locked', durationMs: deps.clock.nowMs() - started };
   let lease: Lease = lease0;
   let created = false;

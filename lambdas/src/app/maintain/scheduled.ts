@@ -155,7 +155,13 @@ async function maintainOne(
 ): Promise<ScheduledTableResult> {
   const { started, done } = timedResult(deps.clock, key);
   // The committer's lock name for the table (`commit/<namespace>.<name>`).
-  const lease = await deps.lock.acquire(lockName(deps.config, key), deps.owner, deps.leaseMs);
+  let lease: Awaited<ReturnType<typeof deps.lock.acquire>>;
+  try {
+    lease = await deps.lock.acquire(lockName(deps.config, key), deps.owner, deps.leaseMs);
+  } catch (error) {
+    // This table's failure, not the run's: the next tables are still visited.
+    return done({ status: 'failed', error });
+  }
   if (!lease) return done({ status: 'locked' });
   const keeper = new LeaseKeeper(deps.lock, lease, deps.heartbeatMs);
   try {
