@@ -14,6 +14,7 @@
  *
  * This module is pure (types and helpers); adapters implement `Ledger`.
  */
+import { forEachBounded } from '../engine/bounded.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
 
 export interface LedgerFile {
@@ -129,18 +130,13 @@ export async function appendEntries(
 ): Promise<AppendResult[]> {
   if (ledger.appendEntries) return ledger.appendEntries(entries);
   const results: AppendResult[] = new Array(entries.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < entries.length) {
-      const i = next++;
-      try {
-        results[i] = { ok: true, outcome: await ledger.appendEntry(entries[i]!) };
-      } catch (error) {
-        results[i] = { ok: false, error };
-      }
+  await forEachBounded([...entries.keys()], APPEND_CONCURRENCY, async (i) => {
+    try {
+      results[i] = { ok: true, outcome: await ledger.appendEntry(entries[i]!) };
+    } catch (error) {
+      results[i] = { ok: false, error };
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(APPEND_CONCURRENCY, entries.length) }, worker));
+  });
   return results;
 }
 

@@ -85,6 +85,7 @@ import {
   UpdateItemCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
+import { forEachBounded } from '../../engine/bounded.ts';
 import { ErrorKind, FloeError, isFloeError } from '../../errors.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
@@ -173,20 +174,15 @@ export class DynamoLedger implements Ledger {
   async appendEntries(raws: readonly LedgerEntry[]): Promise<AppendResult[]> {
     const results: AppendResult[] = new Array(raws.length);
     const fresh: { index: number; entry: LedgerEntry }[] = [];
-    let next = 0;
-    const advance = async () => {
-      while (next < raws.length) {
-        const i = next++;
-        try {
-          const tail = await this.appendTail(raws[i]!);
-          if (tail === 'already-present') results[i] = { ok: true, outcome: tail };
-          else fresh.push({ index: i, entry: tail });
-        } catch (error) {
-          results[i] = { ok: false, error };
-        }
+    await forEachBounded([...raws.keys()], APPEND_CONCURRENCY, async (i) => {
+      try {
+        const tail = await this.appendTail(raws[i]!);
+        if (tail === 'already-present') results[i] = { ok: true, outcome: tail };
+        else fresh.push({ index: i, entry: tail });
+      } catch (error) {
+        results[i] = { ok: false, error };
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(APPEND_CONCURRENCY, raws.length) }, advance));
+    });
     fresh.sort((a, b) => a.index - b.index);
     for (let g = 0; g < fresh.length; g += BATCH_WRITE_ITEMS) {
       const group = fresh.slice(g, g + BATCH_WRITE_ITEMS);

@@ -28,7 +28,7 @@ import type { ParquetEncoder } from '../../engine/row-files.ts';
 import { planScan } from '../../iceberg/scan.ts';
 import type { LoadedTable, TableIdentifier } from '../../ports/catalog.ts';
 import type { Ledger } from '../../ports/ledger.ts';
-import type { Lock } from '../../ports/lock.ts';
+import type { Lease, Lock } from '../../ports/lock.ts';
 import { type MaintenanceLog, visitingOrder } from '../../ports/maintenance-log.ts';
 import type { ManagedMaintenance, ManagedOutcome } from '../../ports/managed-maintenance.ts';
 import type { ObjectStore } from '../../ports/object-store.ts';
@@ -155,7 +155,7 @@ async function maintainOne(
 ): Promise<ScheduledTableResult> {
   const { started, done } = timedResult(deps.clock, key);
   // The committer's lock name for the table (`commit/<namespace>.<name>`).
-  let lease: Awaited<ReturnType<typeof deps.lock.acquire>>;
+  let lease: Lease | undefined;
   try {
     lease = await deps.lock.acquire(lockName(deps.config, key), deps.owner, deps.leaseMs);
   } catch (error) {
