@@ -8,10 +8,17 @@
  * reserve any and the deploy would fail; `-c committerReservedConcurrency=1` reserves one (and one
  * for maintenance) where the quota allows. Scheduled runs are never retried asynchronously and a
  * throttled one is dropped after a minute (`maxEventAge`): the next tick comes anyway.
+ *
+ * Fan-out and seconds-fresh commits (issue 19): a scheduled run splits the tables with staged work
+ * into slices (`commitTablesPerSlice` tables each, at most `commitMaxSlices`) and invokes this same
+ * function asynchronously for every slice but its own, each slice under a lease of its own. With
+ * `commitIntervalSeconds` below 60 the schedule stays `rate(1 minute)` and every invocation commits
+ * its slice in passes that many seconds apart until just before the next tick.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import type { FloeSettings } from './config.ts';
 import { FloeFunction } from './lambda.ts';
@@ -32,7 +39,7 @@ export class FloeCommitter extends Construct {
     const c = settings.committer;
     this.handler = new FloeFunction(this, 'Handler', {
       handler: 'committer',
-      description: `Floe committer (${settings.stackName}): one Iceberg append per table with staged work, every ${c.intervalMinutes} min`,
+      description: `Floe committer (${settings.stackName}): one Iceberg append per table with staged work, every ${c.intervalSeconds < 60 ? `${c.intervalSeconds} s` : `${c.intervalMinutes} min`}`,
       memoryMb: c.memoryMb,
       timeoutSeconds: c.timeoutSeconds,
       logRetentionDays: settings.storage.logRetentionDays,
@@ -40,10 +47,29 @@ export class FloeCommitter extends Construct {
       environment: {
         ...props.environment,
         COMMIT_CONCURRENCY: String(c.commitConcurrency),
+        COMMIT_SCHEDULE_MS: String(c.intervalMinutes * 60_000),
+        COMMIT_INTERVAL_MS: String(c.intervalSeconds * 1000),
+        COMMIT_TABLES_PER_SLICE: String(c.tablesPerSlice),
+        COMMIT_MAX_SLICES: String(c.maxSlices),
         ...(c.leaseSeconds === undefined ? {} : { LEASE_MS: String(c.leaseSeconds * 1000) }),
       },
     });
     grantFloeAccess(this.handler, storage, settings, 'committer');
+    if (c.maxSlices > 1) {
+      // The fan-out: a scheduled run invokes this function asynchronously, once per further slice
+      // (lambdas/src/adapters/aws/lambda-fanout.ts). A policy of its own, attached to the role: the
+      // function depends on its role's default policy, so naming the function there would be a
+      // cycle. Until it is attached a dispatch fails and the run commits the slice itself.
+      new iam.Policy(this, 'FanoutPolicy', {
+        statements: [
+          new iam.PolicyStatement({
+            sid: 'InvokeCommitSlices',
+            actions: ['lambda:InvokeFunction'],
+            resources: [this.handler.function.functionArn],
+          }),
+        ],
+      }).attachToRole(this.handler.function.role!);
+    }
 
     // Scheduled runs are idempotent and the next one is due in a minute: never retry a failed
     // run asynchronously, never keep a throttled one queued.

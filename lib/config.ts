@@ -95,6 +95,9 @@ export const CONTEXT_KEYS = [
   'ingestTimeoutSeconds',
   'tableCacheRefreshSeconds',
   'commitIntervalMinutes',
+  'commitIntervalSeconds',
+  'commitTablesPerSlice',
+  'commitMaxSlices',
   'committerMemoryMb',
   'committerTimeoutSeconds',
   'commitConcurrency',
@@ -147,7 +150,17 @@ export interface IngestSettings {
 }
 
 export interface CommitterSettings {
+  /** The schedule's period: `rate(N minutes)`. */
   readonly intervalMinutes: number;
+  /**
+   * How soon a table is committed after its data is staged (`commitIntervalSeconds`, default the
+   * schedule's period). Below 60, each scheduled run commits in passes this far apart for its minute.
+   */
+  readonly intervalSeconds: number;
+  /** Fan-out: one slice (an asynchronous invocation) per this many tables with staged work. */
+  readonly tablesPerSlice: number;
+  /** Fan-out ceiling (1: no fan-out). */
+  readonly maxSlices: number;
   readonly memoryMb: number;
   readonly timeoutSeconds: number;
   readonly commitConcurrency: number;
@@ -580,10 +593,36 @@ export function readFloeSettings(
   };
 
   // ---- the committer
+  if (raw('commitIntervalSeconds') !== undefined && raw('commitIntervalMinutes') !== undefined) {
+    problem('commitIntervalSeconds', 'give commitIntervalSeconds or commitIntervalMinutes, not both');
+  }
+  const intervalSeconds =
+    raw('commitIntervalSeconds') !== undefined
+      ? int('commitIntervalSeconds', 60, 5, 3600)
+      : int('commitIntervalMinutes', 1, 1, 60) * 60;
+  if (intervalSeconds > 60 && intervalSeconds % 60 !== 0) {
+    problem(
+      'commitIntervalSeconds',
+      'must be 5 to 60, or a whole number of minutes (an EventBridge rate)',
+      raw('commitIntervalSeconds'),
+    );
+  }
+  const committerTimeoutSeconds = int('committerTimeoutSeconds', 300, 30, 900);
+  // A sub-minute interval keeps each run committing for its minute, then finishing a pass.
+  if (intervalSeconds < 60 && committerTimeoutSeconds < 120) {
+    problem(
+      'committerTimeoutSeconds',
+      `must be at least 120 with commitIntervalSeconds=${intervalSeconds} (each run commits for a minute)`,
+      committerTimeoutSeconds,
+    );
+  }
   const committer: CommitterSettings = {
-    intervalMinutes: int('commitIntervalMinutes', 1, 1, 60),
+    intervalMinutes: Math.max(1, Math.floor(intervalSeconds / 60)),
+    intervalSeconds,
+    tablesPerSlice: int('commitTablesPerSlice', 250, 1, 100_000),
+    maxSlices: int('commitMaxSlices', 10, 1, 1_000),
     memoryMb: int('committerMemoryMb', 1024, 512, 10_240),
-    timeoutSeconds: int('committerTimeoutSeconds', 300, 30, 900),
+    timeoutSeconds: committerTimeoutSeconds,
     commitConcurrency: int('commitConcurrency', 4, 1, 64),
     // No reservation by default: an account keeps 100 executions unreserved, so one whose quota is
     // 10 (new accounts) cannot reserve any and the deploy would fail. Runs are one at a time anyway

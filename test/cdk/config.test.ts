@@ -48,6 +48,9 @@ describe('defaults', () => {
     });
     expect(s.committer).toEqual({
       intervalMinutes: 1,
+      intervalSeconds: 60,
+      tablesPerSlice: 250,
+      maxSlices: 10,
       memoryMb: 1024,
       timeoutSeconds: 300,
       commitConcurrency: 4,

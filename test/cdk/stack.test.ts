@@ -153,7 +153,15 @@ describe.each(COMBOS)(
             'LEDGER_TABLE',
             'PER_TABLE_METRICS',
             ...(avro ? ['SCHEMA_REGISTRY_NAME'] : []),
-            ...(pred === isCommitter ? ['COMMIT_CONCURRENCY'] : []),
+            ...(pred === isCommitter
+              ? [
+                  'COMMIT_CONCURRENCY',
+                  'COMMIT_SCHEDULE_MS',
+                  'COMMIT_INTERVAL_MS',
+                  'COMMIT_TABLES_PER_SLICE',
+                  'COMMIT_MAX_SLICES',
+                ]
+              : []),
             ...(pred === isIngest ? [] : ['MAINTENANCE']),
             // Floe's own orphan cleanup (Glue); S3 Tables removes unreferenced files itself.
             ...(pred === isMaintenance && glue ? ['MAINTENANCE_ORPHANS_OLDER_THAN_MS'] : []),

@@ -69,6 +69,7 @@ import { type JsonObject, parseJsonRecord } from '../records/json-line.ts';
 import type { FitOptions } from '../schema/fit.ts';
 import { StructInferrer } from '../schema/infer.ts';
 import { ProjectFailure, projectRow } from '../schema/project.ts';
+import { type SliceSet, tablesInSlices } from './commit-slices.ts';
 import { loadDeps, registryOf } from './ingest.ts';
 
 export interface CommitterDeps extends CommitDeps {
@@ -257,12 +258,20 @@ export interface RunOptions {
   readonly concurrency?: number;
   /** Epoch ms (on `deps.clock`) after which no further table is started (e.g. Lambda deadline − margin). */
   readonly startDeadlineMs?: number;
+  /** Only the tables of these slices (commit-slices.ts); default every table. */
+  readonly slices?: SliceSet;
+  /** The tables with staged work, when the caller has just listed them (default: listed here). */
+  readonly tablesWithStagedWork?: readonly string[];
   readonly onTable?: (r: TableCommitResult) => void;
 }
 
-/** One committer run: every table with staged work, in parallel up to `concurrency`. */
+/**
+ * One committer run: every table with staged work (of `slices`, when given), in parallel up to
+ * `concurrency`.
+ */
 export async function runCommitter(deps: CommitterDeps, opts: RunOptions = {}): Promise<CommitterRun> {
-  const tables = await deps.ledger.tablesWithStagedWork();
+  const all = opts.tablesWithStagedWork ?? (await deps.ledger.tablesWithStagedWork());
+  const tables = opts.slices === undefined ? all : tablesInSlices(all, opts.slices);
   const results: TableCommitResult[] = [];
   const deferred: string[] = [];
   await forEachBounded(tables, opts.concurrency ?? 4, async (t) => {

@@ -19,12 +19,18 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { type CommitterRun, runCommitter, type TableCommitResult } from '../app/committer.ts';
+import { type CommitLoopOptions, runCommitLoop } from '../app/commit-loop.ts';
+import { fanOut, planSliceCount, type SliceSet } from '../app/commit-slices.ts';
+import type { CommitterDeps, CommitterRun, TableCommitResult } from '../app/committer.ts';
+import { forEachBounded } from '../engine/bounded.ts';
+import { type CommitFanout, type SliceTask, sliceTaskOf } from '../ports/commit-fanout.ts';
 import { readSettings } from './env.ts';
 import { type HandlerOptions, metricsNamespace } from './ingest.ts';
-import { withRunLease } from './run-lease.ts';
+import { type RunLeaseOutcome, withRunLease } from './run-lease.ts';
 import {
   awsRuntime,
+  type CommitScheduleSettings,
+  DEFAULT_SCHEDULE_MS,
   errorMessage,
   errorSummary,
   type GetRuntime,
@@ -56,6 +62,12 @@ export interface CommitterSummary {
   readonly failed: readonly string[];
   readonly deferred: readonly string[];
   readonly rows: number;
+  /** Commit passes this invocation made (more than one with a sub-minute commit interval). */
+  readonly passes: number;
+  /** Slices the tables were split into (1: no fan-out). */
+  readonly slices: number;
+  /** Slices this (scheduled) run handed to other invocations. */
+  readonly dispatched: number;
   readonly durationMs: number;
   /** Set when another run held the committer's run lease: this one did nothing. */
   readonly skipped?: 'another run in progress';
@@ -73,15 +85,16 @@ export function makeCommitterHandler(
   const reserveFraction = opts.reserveFraction ?? 0.3;
   const minReserveMs = opts.minReserveMs ?? 10_000;
   const perTable = opts.perTableMetrics ?? { mode: 'on' };
-  return async (_event, context) => {
+  return async (event, context) => {
     const started = Date.now();
     const owner = context?.awsRequestId ?? `committer-${randomUUID()}`;
+    const task = sliceTaskOf(event);
     logger.resetKeys();
-    logger.appendKeys({ owner });
+    logger.appendKeys({ owner, ...(task ? { slice: task.index + 1, slices: task.count } : {}) });
     // Per-table values, published when the run ends as PER_TABLE_METRICS allows.
     const tables: TableMetricEntry[] = [];
     try {
-      let run: CommitterRun;
+      let run: SlicedRun;
       let deadlineMs: number | undefined;
       try {
         const runtime = await getRuntime();
@@ -94,23 +107,35 @@ export function makeCommitterHandler(
             reserveFraction,
             minReserveMs,
           ).startDeadlineMs;
-        const outcome = await withRunLease(deps.lock, 'committer', owner, remaining, () =>
-          runCommitter(deps, {
-            ...(runtime.commitConcurrency === undefined ? {} : { concurrency: runtime.commitConcurrency }),
-            ...(deadlineMs === undefined ? {} : { startDeadlineMs: deadlineMs }),
-            onTable: (r) => {
-              logTable(logger, r);
-              publishGroups(metrics, deadLetterMetrics(r));
-              const entry = tableEntry(r, deps.clock.nowMs());
-              if (entry !== undefined) tables.push(entry);
-            },
-          }),
-        );
+        const loop: Omit<CommitLoopOptions, 'slices' | 'intervalMs' | 'untilMs'> = {
+          ...(runtime.commitConcurrency === undefined ? {} : { concurrency: runtime.commitConcurrency }),
+          ...(deadlineMs === undefined ? {} : { startDeadlineMs: deadlineMs }),
+          sleep,
+          onTable: (r) => {
+            logTable(logger, r);
+            publishGroups(metrics, deadLetterMetrics(r));
+            const entry = tableEntry(r, deps.clock.nowMs());
+            if (entry !== undefined) tables.push(entry);
+          },
+        };
+        const schedule = runtime.commitSchedule ?? {};
+        const outcome =
+          task === undefined
+            ? await scheduledRun(deps, schedule, runtime.fanout, owner, remaining, loop, logger)
+            : await sliceRun(deps, task, owner, remaining, loop);
         if (!outcome.ran) {
-          logger.info('another committer run holds the run lease: nothing to do');
+          logger.info(
+            task === undefined
+              ? 'another committer run holds the run lease: nothing to do'
+              : `another invocation commits slice ${task.index + 1} of ${task.count}: nothing to do`,
+          );
           publishGroups(metrics, [{ metrics: [['RunsSkipped', 'Count', 1]] }]);
           return {
-            ...summaryOf(owner, { tables: [], deferred: [] }, started),
+            ...summaryOf(
+              owner,
+              { runs: [], slices: task?.count ?? 1, dispatched: 0, dispatchFailed: 0 },
+              started,
+            ),
             skipped: 'another run in progress',
           };
         }
@@ -122,7 +147,7 @@ export function makeCommitterHandler(
         throw e;
       }
       const summary = summaryOf(owner, run, started);
-      const level = summary.failed.length > 0 ? 'warn' : 'info';
+      const level = summary.failed.length > 0 || run.dispatchFailed > 0 ? 'warn' : 'info';
       logger[level]('committer run', { ...summary, ...(deadlineMs === undefined ? {} : { deadlineMs }) });
       const t = tableMetricGroups(perTable, COMMIT_TABLE_METRICS, tables);
       publishGroups(metrics, [
@@ -133,6 +158,13 @@ export function makeCommitterHandler(
             ['CommitFailures', 'Count', summary.failed.length],
             ['TablesLocked', 'Count', summary.locked.length],
             ['DeferredTables', 'Count', summary.deferred.length],
+            ['CommitPasses', 'Count', summary.passes],
+            ...(task === undefined
+              ? ([
+                  ['CommitSlices', 'Count', run.slices],
+                  ['SliceDispatchFailures', 'Count', run.dispatchFailed],
+                ] as const)
+              : []),
             ...t.totals,
           ],
         },
@@ -144,20 +176,141 @@ export function makeCommitterHandler(
   };
 }
 
-function summaryOf(
+/** The passes of one invocation, and (for a scheduled run) how it fanned out. */
+interface SlicedRun {
+  readonly runs: readonly CommitterRun[];
+  /** Slices the tables were split into (1: no fan-out). */
+  readonly slices: number;
+  /** Slices handed to other invocations. */
+  readonly dispatched: number;
+  /** Slices whose dispatch failed: this invocation committed them itself. */
+  readonly dispatchFailed: number;
+}
+
+type LoopBase = Omit<CommitLoopOptions, 'slices' | 'intervalMs' | 'untilMs'>;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * A schedule tick: under the run lease, size the fan-out from the backlog, hand every slice but
+ * the first to its own invocation, and commit the first (and any whose dispatch failed) here, in
+ * passes until just before the next tick when the commit interval is shorter than the schedule's.
+ */
+async function scheduledRun(
+  deps: CommitterDeps,
+  schedule: CommitScheduleSettings,
+  fanout: CommitFanout | undefined,
   owner: string,
-  run: Pick<CommitterRun, 'tables' | 'deferred'>,
-  started: number,
-): CommitterSummary {
-  const of = (s: TableCommitResult['status']) => run.tables.filter((t) => t.status === s);
+  remaining: number | undefined,
+  loop: LoopBase,
+  logger: Logger,
+): Promise<RunLeaseOutcome<SlicedRun>> {
+  const { intervalMs, untilMs, waitMs } = passWindow(schedule, deps.clock.nowMs());
+  return withRunLease(
+    deps.lock,
+    'committer',
+    owner,
+    remaining,
+    async () => {
+      const backlog = await deps.ledger.tablesWithStagedWork();
+      const count = fanout === undefined ? 1 : planSliceCount(backlog.length, schedule);
+      const { own, others } = fanOut(count);
+      const failed: number[] = [];
+      if (fanout !== undefined && others.length > 0) {
+        await forEachBounded(others, DISPATCH_CONCURRENCY, async (s) => {
+          const index = s.indexes[0]!;
+          try {
+            await fanout.dispatch({ index, count, untilMs, intervalMs, dispatchedBy: owner });
+          } catch (e) {
+            failed.push(index);
+            logger.warn(`dispatching commit slice ${index + 1} of ${count} failed: this run commits it`, {
+              error: errorSummary(e),
+            });
+          }
+        });
+      }
+      const mine: SliceSet = { count, indexes: [...own.indexes, ...failed.sort((a, b) => a - b)] };
+      const result = await runCommitLoop(deps, {
+        ...loop,
+        slices: mine,
+        intervalMs,
+        untilMs,
+        firstTables: backlog,
+      });
+      return {
+        runs: result.runs,
+        slices: count,
+        dispatched: others.length - failed.length,
+        dispatchFailed: failed.length,
+      };
+    },
+    waitMs > 0 ? { waitMs, nowMs: () => deps.clock.nowMs(), sleep } : undefined,
+  );
+}
+
+/** A slice handed over by a scheduled run: its tables, in passes until the task's `untilMs`. */
+async function sliceRun(
+  deps: CommitterDeps,
+  task: SliceTask,
+  owner: string,
+  remaining: number | undefined,
+  loop: LoopBase,
+): Promise<RunLeaseOutcome<SlicedRun>> {
+  // A duplicate delivery of the same slice finds the slice's lease held and returns.
+  return withRunLease(
+    deps.lock,
+    `committer-slice-${task.index + 1}-of-${task.count}`,
+    owner,
+    remaining,
+    async () => {
+      const result = await runCommitLoop(deps, {
+        ...loop,
+        slices: { count: task.count, indexes: [task.index] },
+        intervalMs: task.intervalMs,
+        untilMs: task.untilMs,
+      });
+      return { runs: result.runs, slices: task.count, dispatched: 0, dispatchFailed: 0 };
+    },
+    task.intervalMs > 0 ? { waitMs: task.intervalMs, nowMs: () => deps.clock.nowMs(), sleep } : undefined,
+  );
+}
+
+/** Slices dispatched at once. */
+const DISPATCH_CONCURRENCY = 16;
+
+/**
+ * When a scheduled run's passes end: with a commit interval shorter than the schedule's period,
+ * just before the next tick (which then waits up to one interval for this run's lease); otherwise
+ * one pass.
+ */
+export function passWindow(
+  schedule: CommitScheduleSettings,
+  nowMs: number,
+): { readonly intervalMs: number; readonly untilMs: number; readonly waitMs: number } {
+  const period = schedule.scheduleMs ?? DEFAULT_SCHEDULE_MS;
+  const interval = schedule.intervalMs ?? period;
+  if (interval >= period) return { intervalMs: 0, untilMs: nowMs, waitMs: 0 };
+  return { intervalMs: interval, untilMs: nowMs + period - TICK_SLACK_MS, waitMs: interval };
+}
+
+/** A seconds-fresh run ends this long before the next tick is due. */
+const TICK_SLACK_MS = 2_000;
+
+function summaryOf(owner: string, run: SlicedRun, started: number): CommitterSummary {
+  const all = run.runs.flatMap((r) => r.tables);
+  const of = (st: TableCommitResult['status']) => all.filter((t) => t.status === st);
+  const last = run.runs[run.runs.length - 1];
   return {
     owner,
     committed: of('committed').map((t) => t.table),
     nothingToCommit: of('nothing-to-commit').length,
     locked: of('locked').map((t) => t.table),
     failed: of('failed').map((t) => t.table),
-    deferred: run.deferred,
-    rows: run.tables.reduce((n, t) => n + t.rows, 0),
+    deferred: last?.deferred ?? [],
+    rows: all.reduce((n, t) => n + t.rows, 0),
+    passes: run.runs.length,
+    slices: run.slices,
+    dispatched: run.dispatched,
     durationMs: Date.now() - started,
   };
 }

@@ -19,10 +19,13 @@
  * | `LEASE_MS` | commit lease per table (default 120000) |
  * | `AWS_REGION` | set by Lambda (`AWS_DEFAULT_REGION` is accepted as a fallback) |
  * | `MAINTENANCE`, `MAINTENANCE_*`, `GLUE_OPTIMIZER_ROLE_ARN`, `GLUE_CATALOG_ID` | see maintenance-env.ts |
+ * | `COMMIT_SCHEDULE_MS`, `COMMIT_INTERVAL_MS`, `COMMIT_TABLES_PER_SLICE`, `COMMIT_MAX_SLICES` | the committer's cadence and fan-out (default one pass a minute, 250 tables a slice, at most 10 slices) |
+ * | `COMMIT_FANOUT_FUNCTION` | the function slices are dispatched to (default `AWS_LAMBDA_FUNCTION_NAME`, the committer itself) |
  * | `PER_TABLE_METRICS` | `on` (default), `off` or `top:N`: read by the handlers' entry points, see table-metrics.ts |
  *
  * Pure: takes the environment as a plain record (default `process.env`) and imports no SDK.
  */
+import { DEFAULT_MAX_SLICES, DEFAULT_TABLES_PER_SLICE } from '../app/commit-slices.ts';
 import { type FloeConfig, parseConfig } from '../config.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import { type MaintenanceSettings, readMaintenanceEnv } from './maintenance-env.ts';
@@ -45,6 +48,19 @@ export interface HandlerSettings {
   readonly schemaRegistryName?: string;
   readonly tableCacheRefreshMs: number;
   readonly commitConcurrency: number;
+  /**
+   * The committer's cadence and fan-out: `COMMIT_SCHEDULE_MS` (the schedule's period, default
+   * 60 s), `COMMIT_INTERVAL_MS` (default the period; 5,000 or more), `COMMIT_TABLES_PER_SLICE`
+   * (default 250), `COMMIT_MAX_SLICES` (default 10; 1: no fan-out).
+   */
+  readonly commitSchedule: {
+    readonly scheduleMs: number;
+    readonly intervalMs: number;
+    readonly tablesPerSlice: number;
+    readonly maxSlices: number;
+  };
+  /** The function slices are dispatched to: `COMMIT_FANOUT_FUNCTION`, else this function itself. */
+  readonly fanoutFunction?: string;
   readonly leaseMs: number;
   readonly region: string;
   readonly maintenance: MaintenanceSettings;
@@ -167,6 +183,14 @@ export function readSettings(env: Env = process.env): HandlerSettings {
   );
   const commitConcurrency = integer('COMMIT_CONCURRENCY', DEFAULT_COMMIT_CONCURRENCY, 1, 64);
   const leaseMs = integer('LEASE_MS', DEFAULT_LEASE_MS, 1_000, 900_000);
+  const scheduleMs = integer('COMMIT_SCHEDULE_MS', 60_000, 60_000, 3_600_000);
+  const commitSchedule = {
+    scheduleMs,
+    intervalMs: integer('COMMIT_INTERVAL_MS', scheduleMs, 5_000, 3_600_000),
+    tablesPerSlice: integer('COMMIT_TABLES_PER_SLICE', DEFAULT_TABLES_PER_SLICE, 1, 100_000),
+    maxSlices: integer('COMMIT_MAX_SLICES', DEFAULT_MAX_SLICES, 1, 1_000),
+  };
+  const fanoutFunction = get('COMMIT_FANOUT_FUNCTION') ?? get('AWS_LAMBDA_FUNCTION_NAME');
 
   const maintenance = readMaintenanceEnv(get, problem, catalogType, show);
 
@@ -190,6 +214,8 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     ...(schemaRegistryName === undefined ? {} : { schemaRegistryName }),
     tableCacheRefreshMs,
     commitConcurrency,
+    commitSchedule,
+    ...(fanoutFunction === undefined || fanoutFunction === '' ? {} : { fanoutFunction }),
     leaseMs,
     region: region!,
     maintenance,

@@ -18,6 +18,19 @@ export const DEFAULT_RUN_LEASE_MS = 900_000;
 
 export type RunLeaseOutcome<T> = { readonly ran: true; readonly value: T } | { readonly ran: false };
 
+/**
+ * Waiting for a run lease: a seconds-fresh committer's run ends just before the next tick, so the
+ * next run asks again for a few seconds rather than give the whole minute up.
+ */
+export interface RunLeaseWait {
+  /** How long to keep asking (0: ask once). */
+  readonly waitMs: number;
+  /** Time between two asks (default 1 s). */
+  readonly pollMs?: number;
+  readonly nowMs: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
+}
+
 /** Runs `run` under the run lease `run/<name>`, or returns `{ ran: false }` when another run holds it. */
 export async function withRunLease<T>(
   lock: Lock,
@@ -25,12 +38,20 @@ export async function withRunLease<T>(
   owner: string,
   leaseMs: number | undefined,
   run: () => Promise<T>,
+  wait?: RunLeaseWait,
 ): Promise<RunLeaseOutcome<T>> {
   const ms =
     leaseMs !== undefined && Number.isFinite(leaseMs) && leaseMs > 0
       ? Math.ceil(leaseMs)
       : DEFAULT_RUN_LEASE_MS;
-  const lease: Lease | undefined = await lock.acquire(`run/${name}`, owner, ms);
+  let lease: Lease | undefined = await lock.acquire(`run/${name}`, owner, ms);
+  if (lease === undefined && wait !== undefined && wait.waitMs > 0) {
+    const until = wait.nowMs() + wait.waitMs;
+    while (lease === undefined && wait.nowMs() < until) {
+      await wait.sleep(Math.min(wait.pollMs ?? 1_000, Math.max(1, until - wait.nowMs())));
+      lease = await lock.acquire(`run/${name}`, owner, ms);
+    }
+  }
   if (lease === undefined) return { ran: false };
   try {
     return { ran: true, value: await run() };

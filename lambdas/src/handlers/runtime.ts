@@ -24,12 +24,14 @@ import {
   GlueSchemaRegistry,
 } from '../adapters/aws/glue-schema-registry.ts';
 import { GlueTableOptimizers } from '../adapters/aws/glue-table-optimizers.ts';
+import { createLambdaClient, LambdaFanout } from '../adapters/aws/lambda-fanout.ts';
 import { createS3Client, S3ObjectStore } from '../adapters/aws/s3-object-store.ts';
 import { S3TablesCatalog } from '../adapters/aws/s3tables-catalog.ts';
 import { S3TablesTableMaintenance } from '../adapters/aws/s3tables-maintenance.ts';
 import { CatalogAwareStore } from '../adapters/catalog-aware-store.ts';
 import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import { ObjectStoreDeadLetterStore } from '../adapters/object-dead-letter-store.ts';
+import type { SlicePlanOptions } from '../app/commit-slices.ts';
 import type { CommitterDeps } from '../app/committer.ts';
 import type { IngestDeps } from '../app/ingest.ts';
 import { withManagedSetUp } from '../app/maintain/managed-setup.ts';
@@ -39,6 +41,7 @@ import { TableCache } from '../engine/table-cache.ts';
 import { isFloeError } from '../errors.ts';
 import type { Catalog } from '../ports/catalog.ts';
 import type { Clock, Ids } from '../ports/clock.ts';
+import type { CommitFanout } from '../ports/commit-fanout.ts';
 import type { DeadLetterStore } from '../ports/dead-letters.ts';
 import type { Ledger } from '../ports/ledger.ts';
 import type { Lock } from '../ports/lock.ts';
@@ -59,6 +62,21 @@ export interface HandlerRuntime {
   committerDeps(owner: string): CommitterDeps;
   /** Tables committed at once (default 4). */
   readonly commitConcurrency?: number;
+  /** How often and how wide scheduled committer runs commit (default: one pass a minute, no fan-out). */
+  readonly commitSchedule?: CommitScheduleSettings;
+  /** Where a scheduled run hands slices of its tables (absent: it commits every table itself). */
+  readonly fanout?: CommitFanout;
+}
+
+/** The schedule's period, when a runtime does not say. */
+export const DEFAULT_SCHEDULE_MS = 60_000;
+
+/** A committer's cadence and fan-out (issue 19): commit-loop.ts, commit-slices.ts. */
+export interface CommitScheduleSettings extends SlicePlanOptions {
+  /** The schedule's period (default 60 s): one scheduled run per period. */
+  readonly scheduleMs?: number;
+  /** Time between two commits of a table (default the period); below it, runs loop inside the period. */
+  readonly intervalMs?: number;
 }
 
 /** What a scheduled maintenance run does (undefined: `MAINTENANCE` is off for this catalog). */
@@ -153,6 +171,13 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
     registry = new CachedSchemaRegistry(inner, { clock });
   }
   const ledger = new DynamoLedger(dynamo, { tableName: settings.ledgerTable, clock });
+  // Slices go to the committer itself (or COMMIT_FANOUT_FUNCTION); none without a function name.
+  let fanout: CommitFanout | undefined;
+  if (settings.fanoutFunction !== undefined && settings.commitSchedule.maxSlices > 1) {
+    const lambda = createLambdaClient({ region });
+    destroyers.push(() => lambda.destroy());
+    fanout = new LambdaFanout(lambda, settings.fanoutFunction);
+  }
   const lock = new DynamoLock(dynamo, { tableName: settings.ledgerTable, clock });
   const log = new DynamoMaintenanceLog(dynamo, { tableName: settings.ledgerTable, clock });
   const deadLetters = new ObjectStoreDeadLetterStore(store, settings.deadLetterUri);
@@ -170,6 +195,8 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
     clock,
     ids,
     commitConcurrency: settings.commitConcurrency,
+    commitSchedule: settings.commitSchedule,
+    ...(fanout === undefined ? {} : { fanout }),
     ...(managed === undefined ? {} : { managed }),
     ingestDeps: () => ({
       config: settings.config,

@@ -229,7 +229,8 @@ export interface AwsClientOptions {
   readonly maxAttempts?: number;
 }
 
-function clientConfig(opts: AwsClientOptions) {
+/** The settings every Floe AWS client shares (region, endpoint, keep-alive sockets, timeouts). */
+export function clientConfig(opts: AwsClientOptions) {
   return {
     region: opts.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
     ...(opts.endpoint === undefined ? {} : { endpoint: opts.endpoint }),
