@@ -24,14 +24,23 @@
  *              committer after 5 such batches in a child process (time, memory per table)
  *              (issue 18); ~70–80 s, so not in the default set
  *
- * BENCH_ONLY=load|ingest|committer|startup|wide|maintenance|upsert|width|ingest-width
- * (comma-separated; default all but maintenance and ingest-width; `all` for every one). Sizes: see
- * bench/README.md.
+ *   commit-scale  one schedule tick commits 100 / 1,000 / 10,000 tables with  bench/commit-scale.ts
+ *              staged work, fanned out, with AWS-like latencies behind the ports (issue 19);
+ *              several minutes of setup at 10,000, so not in the default set
+ *   freshness  put → visible in a snapshot on the local stack, p50 / p99 /    bench/freshness.ts
+ *              max, for a 5 s commit interval and the default minute (issue 19); ~5 min, not in
+ *              the default set
+ *
+ * BENCH_ONLY=load|ingest|committer|startup|wide|maintenance|upsert|width|ingest-width|commit-scale|
+ * freshness (comma-separated; default all but maintenance, ingest-width, commit-scale and
+ * freshness; `all` for every one). Sizes: see bench/README.md.
  */
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { benchCommitScale } from './commit-scale.ts';
 import { printSummary, type SummaryRow, writeProfileWindows } from './common.ts';
+import { benchFreshness } from './freshness.ts';
 import { benchIngestWidth } from './ingest-width.ts';
 import { benchLoad } from './load.ts';
 import { benchMaintenance } from './maintenance.ts';
@@ -52,12 +61,16 @@ const ALL = [
   'upsert',
   'width',
   'ingest-width',
+  'commit-scale',
+  'freshness',
 ] as const;
 /**
  * `npm run bench` without BENCH_ONLY: the month of maintenance takes ~4 min on its own, the ingest
  * at width ~70–80 s (over the 60 s a default member may take).
  */
-const DEFAULT = ALL.filter((b) => b !== 'maintenance' && b !== 'ingest-width');
+const DEFAULT = ALL.filter(
+  (b) => b !== 'maintenance' && b !== 'ingest-width' && b !== 'commit-scale' && b !== 'freshness',
+);
 const chosen =
   process.env.BENCH_ONLY === 'all' ? ALL.join(',') : (process.env.BENCH_ONLY ?? DEFAULT.join(','));
 const only = chosen
@@ -75,7 +88,12 @@ async function main() {
   const rows: SummaryRow[] = [];
   try {
     if (only.includes('load')) rows.push(...(await benchLoad(work)));
-    if (only.includes('ingest') || only.includes('committer') || only.includes('ingest-width')) {
+    if (
+      only.includes('ingest') ||
+      only.includes('committer') ||
+      only.includes('ingest-width') ||
+      only.includes('commit-scale')
+    ) {
       const dynamo = await startDynalite();
       try {
         if (only.includes('ingest')) rows.push(...(await benchIngest(dynamo, work)));
@@ -84,6 +102,7 @@ async function main() {
           rows.push(...(await benchCommitHistory(dynamo, work)));
         }
         if (only.includes('ingest-width')) rows.push(...(await benchIngestWidth(dynamo, work)));
+        if (only.includes('commit-scale')) rows.push(...(await benchCommitScale(dynamo, work)));
       } finally {
         await dynamo.close();
       }
@@ -93,6 +112,7 @@ async function main() {
     if (only.includes('maintenance')) rows.push(...(await benchMaintenance(work)));
     if (only.includes('upsert')) rows.push(...(await benchUpsert(work)));
     if (only.includes('width')) rows.push(...(await benchWidth(work)));
+    if (only.includes('freshness')) rows.push(...(await benchFreshness(work)));
   } finally {
     if (process.env.BENCH_KEEP === '1') console.log(`\nkept ${work}`);
     else await fs.rm(work, { recursive: true, force: true });

@@ -57,7 +57,7 @@ export class FloeCommitter extends Construct {
     grantFloeAccess(this.handler, storage, settings, 'committer');
     if (c.maxSlices > 1) {
       // The fan-out: a scheduled run invokes this function asynchronously, once per further slice
-      // (lambdas/src/adapters/aws/lambda-fanout.ts). A policy of its own, attached to the role: the
+      // (lambdas/src/adapters/aws/lambda-invoke.ts). A policy of its own, attached to the role: the
       // function depends on its role's default policy, so naming the function there would be a
       // cycle. Until it is attached a dispatch fails and the run commits the slice itself.
       new iam.Policy(this, 'FanoutPolicy', {

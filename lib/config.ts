@@ -14,6 +14,7 @@
  * routing / partitioning context keys, then validated by the very parser the handlers use
  * (`lambdas/src/config.ts` `parseConfig`).
  */
+
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DEFAULT_COMMITTED_RETENTION_MS } from '../lambdas/src/adapters/aws/dynamodb-ledger.ts';
@@ -21,6 +22,7 @@ import {
   S3TABLES_MAX_TARGET_MB,
   S3TABLES_MIN_TARGET_MB,
 } from '../lambdas/src/adapters/aws/s3tables-maintenance.ts';
+import { DEFAULT_MAX_SLICES } from '../lambdas/src/app/commit-slices.ts';
 import { parseDuration } from '../lambdas/src/cli/duration.ts';
 import { type FloeConfig, parseConfig } from '../lambdas/src/config.ts';
 import { ErrorKind, FloeError, isFloeError } from '../lambdas/src/errors.ts';
@@ -582,17 +584,7 @@ export function readFloeSettings(
       retentionHours,
     );
   }
-  const ingest: IngestSettings = {
-    batchSize: int('batchSize', 10_000, 1, 10_000),
-    batchingWindowSeconds: int('batchingWindowSeconds', 15, 0, 300),
-    retryAttempts: int('retryAttempts', 10, 0, 10_000),
-    maxRecordAgeSeconds: int('maxRecordAgeSeconds', 86_400, 60, 604_800, -1),
-    memoryMb: int('ingestMemoryMb', 1536, 512, 10_240),
-    timeoutSeconds: int('ingestTimeoutSeconds', 120, 10, 900),
-    ...optional('tableCacheRefreshSeconds', optInt('tableCacheRefreshSeconds', 0, 86_400)),
-  };
-
-  // ---- the committer
+  // How soon a table is committed after its data is staged (the committer's cadence, below).
   if (raw('commitIntervalSeconds') !== undefined && raw('commitIntervalMinutes') !== undefined) {
     problem('commitIntervalSeconds', 'give commitIntervalSeconds or commitIntervalMinutes, not both');
   }
@@ -607,6 +599,19 @@ export function readFloeSettings(
       raw('commitIntervalSeconds'),
     );
   }
+  const ingest: IngestSettings = {
+    batchSize: int('batchSize', 10_000, 1, 10_000),
+    // Records wait up to the batching window before the ingest sees them: a seconds-fresh stack
+    // waits no longer than one commit interval.
+    batchingWindowSeconds: int('batchingWindowSeconds', Math.min(15, intervalSeconds), 0, 300),
+    retryAttempts: int('retryAttempts', 10, 0, 10_000),
+    maxRecordAgeSeconds: int('maxRecordAgeSeconds', 86_400, 60, 604_800, -1),
+    memoryMb: int('ingestMemoryMb', 1536, 512, 10_240),
+    timeoutSeconds: int('ingestTimeoutSeconds', 120, 10, 900),
+    ...optional('tableCacheRefreshSeconds', optInt('tableCacheRefreshSeconds', 0, 86_400)),
+  };
+
+  // ---- the committer
   const committerTimeoutSeconds = int('committerTimeoutSeconds', 300, 30, 900);
   // A sub-minute interval keeps each run committing for its minute, then finishing a pass.
   if (intervalSeconds < 60 && committerTimeoutSeconds < 120) {
@@ -620,10 +625,10 @@ export function readFloeSettings(
     intervalMinutes: Math.max(1, Math.floor(intervalSeconds / 60)),
     intervalSeconds,
     tablesPerSlice: int('commitTablesPerSlice', 250, 1, 100_000),
-    maxSlices: int('commitMaxSlices', 10, 1, 1_000),
+    maxSlices: int('commitMaxSlices', DEFAULT_MAX_SLICES, 1, 1_000),
     memoryMb: int('committerMemoryMb', 1024, 512, 10_240),
     timeoutSeconds: committerTimeoutSeconds,
-    commitConcurrency: int('commitConcurrency', 4, 1, 64),
+    commitConcurrency: int('commitConcurrency', 8, 1, 64),
     // No reservation by default: an account keeps 100 executions unreserved, so one whose quota is
     // 10 (new accounts) cannot reserve any and the deploy would fail. Runs are one at a time anyway
     // (a run lease in the ledger table: lambdas/src/handlers/run-lease.ts).

@@ -14,6 +14,7 @@
  * namespace, registry) and print ready-to-run commands.
  */
 import { Annotations, CfnOutput, Fn, Stack, type StackProps } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { FloeAthena } from './athena.ts';
 import { FloeCommitter } from './committer.ts';
@@ -93,6 +94,22 @@ export class FloeStack extends Stack {
         environment,
         ...(optimizerRole === undefined ? {} : { optimizerRole }),
       });
+      if (settings.catalogType === 'glue' && m.mode === 'floe') {
+        // Floe compacts the tables itself: the committer asks for a table's maintenance once its
+        // files pile up (a seconds-fresh table gains one per ingest batch), not only hourly.
+        const target = this.maintenance.handler.function;
+        const committer = this.committer.handler.function;
+        committer.addEnvironment('MAINTENANCE_FUNCTION', target.functionName);
+        new iam.Policy(this, 'CommitterAsksForMaintenance', {
+          statements: [
+            new iam.PolicyStatement({
+              sid: 'AskForMaintenance',
+              actions: ['lambda:InvokeFunction'],
+              resources: [target.functionArn],
+            }),
+          ],
+        }).attachToRole(committer.role!);
+      }
     }
     const functions = [this.ingest, this.committer, ...(this.maintenance ? [this.maintenance] : [])].map(
       (f) => f.handler.function,

@@ -26,11 +26,11 @@ function committerOf(context: Record<string, unknown>) {
   return { s, fnId, fn, env, rules };
 }
 
-/** The statements of every IAM policy that grant lambda:InvokeFunction. */
-function invokeStatements(s: ReturnType<typeof synth>) {
+/** The statements of every IAM policy that grant lambda:InvokeFunction (`sid`: that one only). */
+function invokeStatements(s: ReturnType<typeof synth>, sid = 'InvokeCommitSlices') {
   return Object.entries(resources(s.template, 'AWS::IAM::Policy')).flatMap(([id, p]) =>
     ((p.PolicyDocument as { Statement: Props[] }).Statement ?? [])
-      .filter((st) => JSON.stringify(st.Action).includes('lambda:InvokeFunction'))
+      .filter((st) => JSON.stringify(st.Action).includes('lambda:InvokeFunction') && st.Sid === sid)
       .map((st) => ({ id, st, roles: p.Roles })),
   );
 }
@@ -68,9 +68,22 @@ describe('committer cadence', () => {
       scheduleMs: 60_000,
       intervalMs: 10_000,
       tablesPerSlice: 250,
-      maxSlices: 10,
+      maxSlices: 20,
     });
     expect(String(fn.Description)).toContain('every 10 s');
+  });
+
+  it("records wait no longer than an interval in the event source's batching window", () => {
+    const windowOf = (context: Record<string, unknown>) =>
+      readFloeSettings((k) => context[k], Object.keys(context)).ingest.batchingWindowSeconds;
+    expect(windowOf({})).toBe(15);
+    expect(windowOf({ commitIntervalSeconds: '5' })).toBe(5);
+    expect(windowOf({ commitIntervalSeconds: '30' })).toBe(15);
+    expect(windowOf({ commitIntervalSeconds: '5', batchingWindowSeconds: '20' })).toBe(20);
+    const s = synth({ commitIntervalSeconds: '5' });
+    s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      MaximumBatchingWindowInSeconds: 5,
+    });
   });
 
   it('the default is one pass a minute; whole minutes keep their rate', () => {
@@ -114,6 +127,25 @@ describe('committer fan-out', () => {
     );
     expect(invokeConfigs).toHaveLength(1);
     expect(invokeConfigs[0]!.MaximumRetryAttempts).toBe(0);
+  });
+
+  it('Floe compacting on Glue: the committer may invoke the maintenance function, and names it', () => {
+    const { s, env, fn } = committerOf({});
+    const maintenanceId = Object.keys(resources(s.template, 'AWS::Lambda::Function')).find((id) =>
+      id.startsWith('MaintenanceHandler'),
+    )!;
+    expect(env.MAINTENANCE_FUNCTION).toEqual({ Ref: maintenanceId });
+    const grants = invokeStatements(s, 'AskForMaintenance');
+    expect(grants).toHaveLength(1);
+    expect(grants[0]!.st.Resource).toEqual({ 'Fn::GetAtt': [maintenanceId, 'Arn'] });
+    const role = (fn.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+    expect(grants[0]!.roles).toEqual([{ Ref: role }]);
+    // Where the service compacts (S3 Tables, Glue's optimizers) or nothing does, nobody asks.
+    for (const context of [{ catalogType: 's3tables' }, { maintenance: 'glue' }, { maintenance: 'off' }]) {
+      const other = committerOf(context);
+      expect(other.env.MAINTENANCE_FUNCTION).toBeUndefined();
+      expect(invokeStatements(other.s, 'AskForMaintenance')).toHaveLength(0);
+    }
   });
 
   it('commitMaxSlices=1 turns the fan-out off: no invoke permission', () => {

@@ -50,10 +50,10 @@ describe('defaults', () => {
       intervalMinutes: 1,
       intervalSeconds: 60,
       tablesPerSlice: 250,
-      maxSlices: 10,
+      maxSlices: 20,
       memoryMb: 1024,
       timeoutSeconds: 300,
-      commitConcurrency: 4,
+      commitConcurrency: 8,
       // No reservation: an account whose concurrency quota is 10 cannot reserve any.
       reservedConcurrency: 0,
     });

@@ -116,6 +116,10 @@ describe.each(CASES)('catalogType=$catalogType maintenance=$maintenance', (c) =>
       Object.fromEntries(Object.entries(committer).filter(([k]) => /^(MAINTENANCE|GLUE_)/.test(k))),
     ).toEqual({
       ...expectedCommitter,
+      // Floe's own compaction on Glue: the committer asks for it by file count.
+      ...(c.catalogType === 'glue' && c.maintenance === 'floe'
+        ? { MAINTENANCE_FUNCTION: { Ref: expect.stringMatching(/^MaintenanceHandler/) } }
+        : {}),
       ...(optimizers
         ? { GLUE_OPTIMIZER_ROLE_ARN: expect.anything(), GLUE_CATALOG_ID: { Ref: 'AWS::AccountId' } }
         : {}),

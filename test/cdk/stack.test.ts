@@ -153,6 +153,8 @@ describe.each(COMBOS)(
             'LEDGER_TABLE',
             'PER_TABLE_METRICS',
             ...(avro ? ['SCHEMA_REGISTRY_NAME'] : []),
+            // Floe's own compaction on Glue: the committer asks for it by file count.
+            ...(pred === isCommitter && glue ? ['MAINTENANCE_FUNCTION'] : []),
             ...(pred === isCommitter
               ? [
                   'COMMIT_CONCURRENCY',

@@ -438,6 +438,60 @@ describe('maintenance handler, Floe maintains Glue tables (maintenance=floe)', (
   });
 });
 
+describe('compaction asked for by file count (a seconds-fresh committer)', () => {
+  it('the committer asks once per cooldown for tables whose small files piled up; the requested run maintains only them', async () => {
+    const l = await lake(0, 131, {
+      lines: generate(720, 'v1', 131).lines,
+      config: { partitioning: { candidates: [] } },
+    });
+    const asked: string[][] = [];
+    const runtime: HandlerRuntime = {
+      ingestDeps: () => l.p.ingestDeps(),
+      committerDeps: (owner) => l.p.committerDeps({ owner }),
+      maintenanceRequests: { request: async (tables) => void asked.push([...tables]) },
+      compaction: { atFiles: 3, targetFileSizeBytes: 128 * 1024 * 1024, cooldownMs: 10 * 60_000 },
+    };
+    const quiet = {
+      logger: new Logger({ serviceName: 'floe-test', logLevel: 'SILENT' }),
+      metrics: quietMetrics,
+    };
+    const commit = makeCommitterHandler(() => runtime, quiet);
+    const filesOf = async (t: string) =>
+      Number(
+        (await l.p.wh.catalog.loadTable(table(t))).metadata.snapshots!.at(-1)!.summary['total-data-files'],
+      );
+    // One data file per table per round (the first round's are pending rewrites: one file too).
+    for (let round = 0; round < 5; round++) {
+      await l.ingest(round * 120, (round + 1) * 120);
+      l.clock.advance(5_000);
+      const s = await commit(SCHEDULED, context(`c-${round}`, 300_000));
+      expect(s.failed).toEqual([]);
+      const files = await Promise.all(TABLES.map(filesOf));
+      // Asked exactly when a table reached 3 files, and not again within the cooldown.
+      if (round < 2) expect(asked).toEqual([]);
+      else expect(asked).toEqual([TABLES]);
+      expect(files.every((n) => n === round + 1)).toBe(true);
+    }
+    // The requested run: only order_events, compacted; the others keep their files.
+    const maintain = makeMaintenanceHandler(() => maintenanceRuntime(l), quiet);
+    const request = { floeMaintainTables: { tables: ['order_events'], requestedBy: 'committer' } };
+    const m = await maintain(request, context('m-1', 600_000));
+    expect(m).toMatchObject({ mode: 'floe', maintained: ['order_events'], failed: [] });
+    expect(await filesOf('order_events')).toBe(1);
+    expect(await filesOf('user_events')).toBe(5);
+    // Asked again within the cooldown (a duplicate delivery): visited already, skipped.
+    const again = await maintain(request, context('m-2', 600_000));
+    expect(again.maintained).toEqual([]);
+    // After the cooldown the committer asks again for what is still piled up.
+    await l.ingest(600, 720);
+    l.clock.advance(11 * 60_000);
+    await commit(SCHEDULED, context('c-5', 300_000));
+    expect(asked).toEqual([TABLES, ['click_events', 'user_events']]);
+    // Every row is there exactly once.
+    expect(await committedIds(l.p)).toEqual(expectedIds(l.events.slice(0, 720)));
+  });
+});
+
 describe('maintenance handler, tables in every namespace the configuration reaches', () => {
   // `{tenant}.{event_type}_events`: a record with a tenant goes to that namespace, one without to
   // `click_events` in the stack's (`default`). Tenant `default` names the stack's namespace

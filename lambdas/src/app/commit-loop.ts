@@ -23,7 +23,10 @@ export interface CommitLoopOptions extends Omit<RunOptions, 'tablesWithStagedWor
   readonly sleep?: (ms: number) => Promise<void>;
   /** Stops the loop before its next pass (e.g. the process is stopping). */
   readonly stopped?: () => boolean;
-  readonly onPass?: (run: CommitterRun, pass: number) => void;
+  /** After each pass (awaited before the next starts). */
+  readonly onPass?: (run: CommitterRun, pass: number) => void | Promise<void>;
+  /** Keep every pass's run in the result (default true; a loop without an end passes false). */
+  readonly keepRuns?: boolean;
 }
 
 export interface CommitLoopResult {
@@ -38,6 +41,7 @@ export async function runCommitLoop(
 ): Promise<CommitLoopResult> {
   const interval = Math.max(0, opts.intervalMs ?? 0);
   const runs: CommitterRun[] = [];
+  let passes = 0;
   for (;;) {
     const started = deps.clock.nowMs();
     const run = await runCommitter(deps, {
@@ -45,12 +49,11 @@ export async function runCommitLoop(
       ...(opts.onTable === undefined ? {} : { onTable: opts.onTable }),
       ...(opts.slices === undefined ? {} : { slices: opts.slices }),
       ...(opts.startDeadlineMs === undefined ? {} : { startDeadlineMs: opts.startDeadlineMs }),
-      ...(runs.length === 0 && opts.firstTables !== undefined
-        ? { tablesWithStagedWork: opts.firstTables }
-        : {}),
+      ...(passes === 0 && opts.firstTables !== undefined ? { tablesWithStagedWork: opts.firstTables } : {}),
     });
-    runs.push(run);
-    opts.onPass?.(run, runs.length);
+    passes++;
+    if (opts.keepRuns !== false) runs.push(run);
+    await opts.onPass?.(run, passes);
     if (interval === 0 || opts.untilMs === undefined || opts.stopped?.()) break;
     const next = Math.max(started + interval, deps.clock.nowMs());
     // A pass takes about as long as the last one did; none may start that would end past `untilMs`
@@ -65,5 +68,5 @@ export async function runCommitLoop(
     }
     if (opts.stopped?.()) break;
   }
-  return { passes: runs.length, runs };
+  return { passes, runs };
 }

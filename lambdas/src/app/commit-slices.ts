@@ -38,12 +38,12 @@ export function tablesInSlices(tables: readonly string[], slices: SliceSet): str
 export interface SlicePlanOptions {
   /** Tables with staged work one slice takes before another is added (default 250). */
   readonly tablesPerSlice?: number;
-  /** The fan-out's ceiling (default 10); 1 turns fan-out off. */
+  /** The fan-out's ceiling (default 20); 1 turns fan-out off. */
   readonly maxSlices?: number;
 }
 
 export const DEFAULT_TABLES_PER_SLICE = 250;
-export const DEFAULT_MAX_SLICES = 10;
+export const DEFAULT_MAX_SLICES = 20;
 
 /** How many slices a backlog of `tablesWithWork` tables is split into (at least 1). */
 export function planSliceCount(tablesWithWork: number, opts: SlicePlanOptions = {}): number {

@@ -118,6 +118,9 @@ export interface TableCommitResult {
   readonly deadLetters: Readonly<Record<string, number>>;
   readonly schemaChanges: readonly string[];
   readonly snapshotId?: bigint;
+  /** After the commit (its snapshot summary's totals): data files and their bytes. */
+  readonly totalDataFiles?: number;
+  readonly totalFilesBytes?: number;
   readonly attempts: number;
   /** Earliest arrival time of the committed records (freshness = commit time − this). */
   readonly oldestArrivalMs?: number;
@@ -225,6 +228,7 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
       deadLetters: last?.deadLetters ?? {},
       schemaChanges: last?.changes ?? [],
       ...(result.snapshot ? { snapshotId: result.snapshot['snapshot-id'] } : {}),
+      ...(result.snapshot ? tableTotals(result.snapshot.summary) : {}),
       attempts: result.attempts,
       ...(last?.oldestArrivalMs === undefined ? {} : { oldestArrivalMs: last.oldestArrivalMs }),
       durationMs: deps.clock.nowMs() - started,
@@ -236,6 +240,23 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
   } finally {
     await deps.lock.release(lease).catch(() => undefined);
   }
+}
+
+/** The data files a snapshot's summary counts in the table, when it says. */
+function tableTotals(summary: Readonly<Record<string, string>> | undefined): {
+  totalDataFiles?: number;
+  totalFilesBytes?: number;
+} {
+  const n = (k: string) => {
+    const v = Number(summary?.[k]);
+    return Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+  };
+  const files = n('total-data-files');
+  const bytes = n('total-files-size');
+  return {
+    ...(files === undefined ? {} : { totalDataFiles: files }),
+    ...(bytes === undefined ? {} : { totalFilesBytes: bytes }),
+  };
 }
 
 /** Whether a failed commit may nevertheless have been applied (then its files must stay). */

@@ -5,6 +5,7 @@
  * `floe tables|describe|snapshots|query -w DIR`.
  */
 import { resolve } from 'node:path';
+import { runCommitLoop } from '../app/commit-loop.ts';
 import type { TableCommitResult } from '../app/committer.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
 import { LocalStack } from '../local/stack.ts';
@@ -64,12 +65,16 @@ export async function localUpCommand(
     else if (r.status === 'failed')
       out(`  commit of ${r.table} failed: ${(r.error as Error).message} (retried next run)`);
   };
-  const loop = (async () => {
-    while (running) {
-      for (const r of (await stack.commit()).tables) report(r);
-      await Promise.race([new Promise((r) => setTimeout(r, intervalMs)), until]);
-    }
-  })();
+  // The committer's seconds-fresh loop (app/commit-loop.ts), as a deployed committer runs it with
+  // commitIntervalSeconds, without an end: a pass every interval until Ctrl-C.
+  const loop = runCommitLoop(stack.committerDeps(), {
+    intervalMs,
+    untilMs: Number.POSITIVE_INFINITY,
+    sleep: (ms) => Promise.race([new Promise<void>((r) => setTimeout(r, ms)), until]),
+    stopped: () => !running,
+    onTable: report,
+    keepRuns: false,
+  });
   await until;
   running = false;
   await loop;

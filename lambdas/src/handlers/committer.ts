@@ -19,6 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { CompactionRequests } from '../app/commit-compaction.ts';
 import { type CommitLoopOptions, runCommitLoop } from '../app/commit-loop.ts';
 import { fanOut, planSliceCount, type SliceSet } from '../app/commit-slices.ts';
 import type { CommitterDeps, CommitterRun, TableCommitResult } from '../app/committer.ts';
@@ -85,6 +86,8 @@ export function makeCommitterHandler(
   const reserveFraction = opts.reserveFraction ?? 0.3;
   const minReserveMs = opts.minReserveMs ?? 10_000;
   const perTable = opts.perTableMetrics ?? { mode: 'on' };
+  // Tables asked for maintenance, remembered across the invocations of a warm container.
+  let compactions: CompactionRequests | undefined;
   return async (event, context) => {
     const started = Date.now();
     const owner = context?.awsRequestId ?? `committer-${randomUUID()}`;
@@ -93,6 +96,8 @@ export function makeCommitterHandler(
     logger.appendKeys({ owner, ...(task ? { slice: task.index + 1, slices: task.count } : {}) });
     // Per-table values, published when the run ends as PER_TABLE_METRICS allows.
     const tables: TableMetricEntry[] = [];
+    let compactionsAsked = 0;
+    let compactionFailures = 0;
     try {
       let run: SlicedRun;
       let deadlineMs: number | undefined;
@@ -107,6 +112,9 @@ export function makeCommitterHandler(
             reserveFraction,
             minReserveMs,
           ).startDeadlineMs;
+        const requests = runtime.maintenanceRequests;
+        if (requests !== undefined && runtime.compaction !== undefined)
+          compactions ??= new CompactionRequests(runtime.compaction);
         const loop: Omit<CommitLoopOptions, 'slices' | 'intervalMs' | 'untilMs'> = {
           ...(runtime.commitConcurrency === undefined ? {} : { concurrency: runtime.commitConcurrency }),
           ...(deadlineMs === undefined ? {} : { startDeadlineMs: deadlineMs }),
@@ -116,6 +124,25 @@ export function makeCommitterHandler(
             publishGroups(metrics, deadLetterMetrics(r));
             const entry = tableEntry(r, deps.clock.nowMs());
             if (entry !== undefined) tables.push(entry);
+          },
+          // After each pass: the tables whose files piled up go to the maintenance function.
+          onPass: async (pass) => {
+            if (requests === undefined || compactions === undefined) return;
+            const due = compactions.due(pass.tables, deps.clock.nowMs());
+            for (let i = 0; i < due.length; i += REQUEST_TABLES) {
+              const chunk = due.slice(i, i + REQUEST_TABLES);
+              try {
+                await requests.request(chunk);
+                compactionsAsked += chunk.length;
+                logger.info('asked for the maintenance of tables with many small files', { tables: chunk });
+              } catch (e) {
+                compactionFailures += chunk.length;
+                logger.warn('asking for maintenance failed: the scheduled sweep takes these tables', {
+                  tables: chunk,
+                  error: errorSummary(e),
+                });
+              }
+            }
           },
         };
         const schedule = runtime.commitSchedule ?? {};
@@ -159,6 +186,12 @@ export function makeCommitterHandler(
             ['TablesLocked', 'Count', summary.locked.length],
             ['DeferredTables', 'Count', summary.deferred.length],
             ['CommitPasses', 'Count', summary.passes],
+            ...(compactionsAsked + compactionFailures > 0
+              ? ([
+                  ['CompactionsRequested', 'Count', compactionsAsked],
+                  ['CompactionRequestFailures', 'Count', compactionFailures],
+                ] as const)
+              : []),
             ...(task === undefined
               ? ([
                   ['CommitSlices', 'Count', run.slices],
@@ -274,6 +307,9 @@ async function sliceRun(
     task.intervalMs > 0 ? { waitMs: task.intervalMs, nowMs: () => deps.clock.nowMs(), sleep } : undefined,
   );
 }
+
+/** Tables per maintenance request (an asynchronous invocation's payload stays far below 256 KB). */
+const REQUEST_TABLES = 200;
 
 /** Slices dispatched at once. */
 const DISPATCH_CONCURRENCY = 16;

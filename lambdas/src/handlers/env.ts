@@ -15,16 +15,18 @@
  * | `LEDGER_TABLE` | DynamoDB table of the ledger and the commit locks (required) |
  * | `SCHEMA_REGISTRY_NAME` | Glue Schema Registry name (required when the config's format is `avro-gsr`) |
  * | `TABLE_CACHE_REFRESH_MS` | ingest's table metadata cache refresh (default 30000) |
- * | `COMMIT_CONCURRENCY` | tables committed at once (default 4) |
+ * | `COMMIT_CONCURRENCY` | tables committed at once (default 8) |
  * | `LEASE_MS` | commit lease per table (default 120000) |
  * | `AWS_REGION` | set by Lambda (`AWS_DEFAULT_REGION` is accepted as a fallback) |
  * | `MAINTENANCE`, `MAINTENANCE_*`, `GLUE_OPTIMIZER_ROLE_ARN`, `GLUE_CATALOG_ID` | see maintenance-env.ts |
- * | `COMMIT_SCHEDULE_MS`, `COMMIT_INTERVAL_MS`, `COMMIT_TABLES_PER_SLICE`, `COMMIT_MAX_SLICES` | the committer's cadence and fan-out (default one pass a minute, 250 tables a slice, at most 10 slices) |
+ * | `COMMIT_SCHEDULE_MS`, `COMMIT_INTERVAL_MS`, `COMMIT_TABLES_PER_SLICE`, `COMMIT_MAX_SLICES` | the committer's cadence and fan-out (default one pass a minute, 250 tables a slice, at most 20 slices) |
+ * | `MAINTENANCE_FUNCTION`, `COMPACT_AT_FILES`, `COMPACT_COOLDOWN_MS` | committer: ask that function to maintain a table once it holds that many data files, small on average (default 500), at most once per cooldown (default 600000) |
  * | `COMMIT_FANOUT_FUNCTION` | the function slices are dispatched to (default `AWS_LAMBDA_FUNCTION_NAME`, the committer itself) |
  * | `PER_TABLE_METRICS` | `on` (default), `off` or `top:N`: read by the handlers' entry points, see table-metrics.ts |
  *
  * Pure: takes the environment as a plain record (default `process.env`) and imports no SDK.
  */
+import { DEFAULT_COMPACT_AT_FILES, DEFAULT_COMPACT_COOLDOWN_MS } from '../app/commit-compaction.ts';
 import { DEFAULT_MAX_SLICES, DEFAULT_TABLES_PER_SLICE } from '../app/commit-slices.ts';
 import { type FloeConfig, parseConfig } from '../config.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
@@ -51,7 +53,7 @@ export interface HandlerSettings {
   /**
    * The committer's cadence and fan-out: `COMMIT_SCHEDULE_MS` (the schedule's period, default
    * 60 s), `COMMIT_INTERVAL_MS` (default the period; 5,000 or more), `COMMIT_TABLES_PER_SLICE`
-   * (default 250), `COMMIT_MAX_SLICES` (default 10; 1: no fan-out).
+   * (default 250), `COMMIT_MAX_SLICES` (default 20; 1: no fan-out).
    */
   readonly commitSchedule: {
     readonly scheduleMs: number;
@@ -61,13 +63,23 @@ export interface HandlerSettings {
   };
   /** The function slices are dispatched to: `COMMIT_FANOUT_FUNCTION`, else this function itself. */
   readonly fanoutFunction?: string;
+  /**
+   * Compaction asked for by file count (committer): `MAINTENANCE_FUNCTION` (set: on),
+   * `COMPACT_AT_FILES` (default 500), `COMPACT_COOLDOWN_MS` (default 10 minutes).
+   */
+  readonly compaction?: {
+    readonly functionName: string;
+    readonly atFiles: number;
+    readonly cooldownMs: number;
+  };
   readonly leaseMs: number;
   readonly region: string;
   readonly maintenance: MaintenanceSettings;
 }
 
 export const DEFAULT_TABLE_CACHE_REFRESH_MS = 30_000;
-export const DEFAULT_COMMIT_CONCURRENCY = 4;
+/** Commits are round trips more than work (bench/commit-scale.ts: ~0.5 s of waits, ~15 ms CPU). */
+export const DEFAULT_COMMIT_CONCURRENCY = 8;
 export const DEFAULT_LEASE_MS = 120_000;
 
 const S3_URI = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](?:\/.*)?$/;
@@ -191,6 +203,15 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     maxSlices: integer('COMMIT_MAX_SLICES', DEFAULT_MAX_SLICES, 1, 1_000),
   };
   const fanoutFunction = get('COMMIT_FANOUT_FUNCTION') ?? get('AWS_LAMBDA_FUNCTION_NAME');
+  const maintenanceFunction = get('MAINTENANCE_FUNCTION');
+  const compaction =
+    maintenanceFunction === undefined || maintenanceFunction === ''
+      ? undefined
+      : {
+          functionName: maintenanceFunction,
+          atFiles: integer('COMPACT_AT_FILES', DEFAULT_COMPACT_AT_FILES, 2, 1_000_000),
+          cooldownMs: integer('COMPACT_COOLDOWN_MS', DEFAULT_COMPACT_COOLDOWN_MS, 0, 86_400_000),
+        };
 
   const maintenance = readMaintenanceEnv(get, problem, catalogType, show);
 
@@ -216,6 +237,7 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     commitConcurrency,
     commitSchedule,
     ...(fanoutFunction === undefined || fanoutFunction === '' ? {} : { fanoutFunction }),
+    ...(compaction === undefined ? {} : { compaction }),
     leaseMs,
     region: region!,
     maintenance,

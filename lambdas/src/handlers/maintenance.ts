@@ -14,6 +14,11 @@
  *   table's service-side maintenance match the settings (a table the committer could not set up
  *   is caught here) and publishes the tables' metrics. Nothing is committed or deleted.
  *
+ * The committer may also invoke it for named tables whose small files piled up
+ * (`{ floeMaintainTables: { tables } }`, app/commit-compaction.ts): such a run maintains only those
+ * tables, skips any visited within the cooldown (10 minutes), and takes no run lease, so it never
+ * waits for the sweep (each table is maintained under its commit lease either way).
+ *
  * It works through the tables least recently visited first and starts none once the time left
  * falls below a reserve (`deferred`, taken first by the next run). A table that fails is logged
  * at error level and counted, never thrown; a failure of the whole run (the catalog or ledger
@@ -31,11 +36,13 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DEFAULT_COMPACT_COOLDOWN_MS } from '../app/commit-compaction.ts';
 import {
   runScheduledMaintenance,
   type ScheduledRun,
   type ScheduledTableResult,
 } from '../app/maintain/scheduled.ts';
+import { requestedTablesOf } from '../ports/maintenance-requests.ts';
 import { readSettings } from './env.ts';
 import { type HandlerOptions, metricsNamespace } from './ingest.ts';
 import { withRunLease } from './run-lease.ts';
@@ -61,6 +68,8 @@ export interface MaintenanceHandlerOptions extends HandlerOptions {
   readonly reserveFraction?: number;
   /** The reserve is at least this long (default 60 s: one table's maintenance takes a while). */
   readonly minReserveMs?: number;
+  /** A requested table visited less than this long ago is skipped (default 10 minutes). */
+  readonly requestCooldownMs?: number;
 }
 
 export interface MaintenanceSummary {
@@ -93,11 +102,14 @@ export function makeMaintenanceHandler(
   const reserveFraction = opts.reserveFraction ?? 0.3;
   const minReserveMs = opts.minReserveMs ?? 60_000;
   const perTable = opts.perTableMetrics ?? { mode: 'on' };
-  return async (_event, context) => {
+  const cooldownMs = opts.requestCooldownMs ?? DEFAULT_COMPACT_COOLDOWN_MS;
+  return async (event, context) => {
     const started = Date.now();
     const owner = context?.awsRequestId ?? `maintenance-${randomUUID()}`;
+    // The committer asking for tables whose files piled up (commit-compaction.ts), or the sweep.
+    const requested = requestedTablesOf(event);
     logger.resetKeys();
-    logger.appendKeys({ owner });
+    logger.appendKeys({ owner, ...(requested ? { requested: requested.length } : {}) });
     // Per-table values, published when the run ends as PER_TABLE_METRICS allows.
     const tables: TableMetricEntry[] = [];
     try {
@@ -126,9 +138,10 @@ export function makeMaintenanceHandler(
           // left: time for its commit and the steps after it.
           workUntilMs = setup.deps.clock.nowMs() + Math.max(0, remaining - (2 * reserve) / 3);
         }
-        const outcome = await withRunLease(setup.deps.lock, 'maintenance', owner, remaining, () =>
+        const maintain = () =>
           runScheduledMaintenance(setup.deps, {
             ...setup.options,
+            ...(requested === undefined ? {} : { onlyTables: requested, skipVisitedWithinMs: cooldownMs }),
             ...(deadlineMs === undefined ? {} : { startDeadlineMs: deadlineMs }),
             ...(workUntilMs === undefined ? {} : { workUntilMs }),
             onTable: (r) => {
@@ -136,8 +149,13 @@ export function makeMaintenanceHandler(
               const entry = tableEntry(r);
               if (entry !== undefined) tables.push(entry);
             },
-          }),
-        );
+          });
+        // A requested run takes no run lease: it must not wait for the sweep, and each table is
+        // maintained under its commit lease either way.
+        const outcome =
+          requested === undefined
+            ? await withRunLease(setup.deps.lock, 'maintenance', owner, remaining, maintain)
+            : { ran: true as const, value: await maintain() };
         if (!outcome.ran) {
           logger.info('another maintenance run holds the run lease: nothing to do');
           publishGroups(metrics, [{ metrics: [['RunsSkipped', 'Count', 1]] }]);

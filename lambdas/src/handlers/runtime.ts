@@ -24,13 +24,18 @@ import {
   GlueSchemaRegistry,
 } from '../adapters/aws/glue-schema-registry.ts';
 import { GlueTableOptimizers } from '../adapters/aws/glue-table-optimizers.ts';
-import { createLambdaClient, LambdaFanout } from '../adapters/aws/lambda-fanout.ts';
+import {
+  createLambdaClient,
+  LambdaFanout,
+  LambdaMaintenanceRequests,
+} from '../adapters/aws/lambda-invoke.ts';
 import { createS3Client, S3ObjectStore } from '../adapters/aws/s3-object-store.ts';
 import { S3TablesCatalog } from '../adapters/aws/s3tables-catalog.ts';
 import { S3TablesTableMaintenance } from '../adapters/aws/s3tables-maintenance.ts';
 import { CatalogAwareStore } from '../adapters/catalog-aware-store.ts';
 import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import { ObjectStoreDeadLetterStore } from '../adapters/object-dead-letter-store.ts';
+import type { CompactionTrigger } from '../app/commit-compaction.ts';
 import type { SlicePlanOptions } from '../app/commit-slices.ts';
 import type { CommitterDeps } from '../app/committer.ts';
 import type { IngestDeps } from '../app/ingest.ts';
@@ -45,6 +50,7 @@ import type { CommitFanout } from '../ports/commit-fanout.ts';
 import type { DeadLetterStore } from '../ports/dead-letters.ts';
 import type { Ledger } from '../ports/ledger.ts';
 import type { Lock } from '../ports/lock.ts';
+import type { MaintenanceRequests } from '../ports/maintenance-requests.ts';
 import {
   DEFAULT_EXPIRE_OLDER_THAN_MS,
   DEFAULT_RETAIN_LAST,
@@ -66,6 +72,10 @@ export interface HandlerRuntime {
   readonly commitSchedule?: CommitScheduleSettings;
   /** Where a scheduled run hands slices of its tables (absent: it commits every table itself). */
   readonly fanout?: CommitFanout;
+  /** Where the committer asks for the maintenance of tables whose files piled up (absent: never). */
+  readonly maintenanceRequests?: MaintenanceRequests;
+  /** When a committed table is due for that (commit-compaction.ts). */
+  readonly compaction?: CompactionTrigger;
 }
 
 /** The schedule's period, when a runtime does not say. */
@@ -178,6 +188,17 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
     destroyers.push(() => lambda.destroy());
     fanout = new LambdaFanout(lambda, settings.fanoutFunction);
   }
+  // Floe's own compaction, asked for by file count (only where the stack names the function).
+  let maintenanceRequests: MaintenanceRequests | undefined;
+  if (settings.compaction !== undefined) {
+    const lambda = createLambdaClient({ region });
+    destroyers.push(() => lambda.destroy());
+    maintenanceRequests = new LambdaMaintenanceRequests(
+      lambda,
+      settings.compaction.functionName,
+      settings.fanoutFunction ?? 'committer',
+    );
+  }
   const lock = new DynamoLock(dynamo, { tableName: settings.ledgerTable, clock });
   const log = new DynamoMaintenanceLog(dynamo, { tableName: settings.ledgerTable, clock });
   const deadLetters = new ObjectStoreDeadLetterStore(store, settings.deadLetterUri);
@@ -197,6 +218,16 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
     commitConcurrency: settings.commitConcurrency,
     commitSchedule: settings.commitSchedule,
     ...(fanout === undefined ? {} : { fanout }),
+    ...(maintenanceRequests === undefined || settings.compaction === undefined
+      ? {}
+      : {
+          maintenanceRequests,
+          compaction: {
+            atFiles: settings.compaction.atFiles,
+            cooldownMs: settings.compaction.cooldownMs,
+            targetFileSizeBytes: m.targetFileSizeBytes ?? settings.config.targetFileSizeBytes,
+          },
+        }),
     ...(managed === undefined ? {} : { managed }),
     ingestDeps: () => ({
       config: settings.config,
@@ -221,6 +252,8 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
       ids,
       owner,
       leaseMs: settings.leaseMs,
+      // The pending records rewritten at once stay about what 4 commits of 500,000 take.
+      maxPendingRecordsPerCommit: pendingPerCommit(settings.commitConcurrency),
       ...withRegistry,
     }),
     maintenance: (owner) => {
@@ -244,6 +277,11 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
       for (const d of destroyers) d();
     },
   };
+}
+
+/** Pending records one commit may rewrite when `concurrency` commits run at once. */
+export function pendingPerCommit(concurrency: number): number {
+  return Math.max(10_000, Math.min(500_000, Math.floor(2_000_000 / Math.max(1, concurrency))));
 }
 
 let setUpLog: Logger | undefined;

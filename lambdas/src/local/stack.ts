@@ -28,8 +28,9 @@ import type { IngestDeps } from '../app/ingest.ts';
 import type { FloeConfig } from '../config.ts';
 import { CachedSchemaRegistry } from '../engine/cached-registry.ts';
 import { TableCache } from '../engine/table-cache.ts';
+import { type CommitterHandler, makeCommitterHandler } from '../handlers/committer.ts';
 import { METRICS_NAMESPACE, makeIngestHandler } from '../handlers/ingest.ts';
-import type { MetricsSink } from '../handlers/runtime.ts';
+import type { CommitScheduleSettings, MetricsSink } from '../handlers/runtime.ts';
 import type { Clock, Ids } from '../ports/clock.ts';
 import type { KinesisBatchResponse, KinesisEvent } from '../records/kinesis-event.ts';
 
@@ -177,6 +178,29 @@ export class LocalStack {
         logger,
         metrics,
       },
+    );
+  }
+
+  /**
+   * The Lambda committer handler itself (`handlers/committer.ts`) on this stack's parts, with the
+   * cadence `schedule` (as a deployed committer's COMMIT_* variables set it) and no fan-out (one
+   * machine: every slice would share its cores). Invoke it with a schedule event, as EventBridge
+   * does; logs and metrics as for `ingestHandler`.
+   */
+  committerHandler(schedule: CommitScheduleSettings = {}): CommitterHandler {
+    const level = (process.env.FLOE_LOG_LEVEL ?? 'SILENT').toUpperCase();
+    const logger = new Logger({ serviceName: 'floe-committer', logLevel: level as 'SILENT' });
+    const metrics =
+      level === 'DEBUG'
+        ? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'floe-committer' })
+        : noMetrics;
+    return makeCommitterHandler(
+      () => ({
+        ingestDeps: () => this.ingestDeps(),
+        committerDeps: (owner: string) => this.committerDeps({ owner }),
+        commitSchedule: schedule,
+      }),
+      { logger, metrics },
     );
   }
 

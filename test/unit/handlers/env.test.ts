@@ -29,7 +29,7 @@ describe('readSettings', () => {
     expect(s.ledgerTable).toBe('floe-ledger');
     expect(s.region).toBe('eu-west-1');
     expect(s.tableCacheRefreshMs).toBe(30_000);
-    expect(s.commitConcurrency).toBe(4);
+    expect(s.commitConcurrency).toBe(8);
     expect(s.leaseMs).toBe(120_000);
     expect(s.config.format).toBe('json');
     expect(s.config.namespace).toBe('default');
@@ -66,7 +66,7 @@ describe('readSettings', () => {
     expect(readSettings({ ...rest, AWS_REGION: '', AWS_DEFAULT_REGION: 'ap-southeast-2' }).region).toBe(
       'ap-southeast-2',
     );
-    expect(readSettings({ ...GLUE, COMMIT_CONCURRENCY: '  ' }).commitConcurrency).toBe(4);
+    expect(readSettings({ ...GLUE, COMMIT_CONCURRENCY: '  ' }).commitConcurrency).toBe(8);
   });
 
   it('names every missing required variable in one ConfigInvalid error', () => {

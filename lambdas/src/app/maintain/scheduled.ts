@@ -22,7 +22,7 @@
  * by routing key, as the committer reports them: `name` in the stack's namespace,
  * `namespace.name` in another.
  */
-import type { FloeConfig } from '../../config.ts';
+import { type FloeConfig, tableId } from '../../config.ts';
 import type { CommitDeps } from '../../engine/append.ts';
 import type { ParquetEncoder } from '../../engine/row-files.ts';
 import { planScan } from '../../iceberg/scan.ts';
@@ -68,6 +68,13 @@ export interface ScheduledOptions {
    * prefixes matched against the catalog's namespaces. Default: the stack's only.
    */
   readonly namespaces?: NamespaceSet;
+  /**
+   * Only these tables (routing keys, as `tableId` reads them): a visit the committer asked for
+   * because a table's files piled up (commit-compaction.ts). Default: every table reached.
+   */
+  readonly onlyTables?: readonly string[];
+  /** Skips a table visited less than this long ago (a requested visit repeated meanwhile). */
+  readonly skipVisitedWithinMs?: number;
   /** Epoch ms on `deps.clock` after which no table is started. */
   readonly startDeadlineMs?: number;
   /** Epoch ms after which a table's compaction starts no new group (it commits what it did). */
@@ -107,19 +114,34 @@ export async function runScheduledMaintenance(
   // Every table of every namespace, keyed by routing key, with its last visit.
   const ids = new Map<string, TableIdentifier>();
   const visits = new Map<string, number>();
-  for (const namespace of await namespacesToVisit(deps.catalog, own, opts.namespaces)) {
-    const names = await deps.catalog.listTables(namespace);
-    if (names.length === 0) continue;
-    const visited = await deps.log.visits(namespace);
-    for (const name of names) {
-      const id = { namespace, name };
-      const key = routingKeyOf(own, id);
+  if (opts.onlyTables !== undefined) {
+    // The tables asked for, by routing key; each namespace's visit log read once.
+    const byNamespace = new Map<string, Map<string, number>>();
+    for (const key of new Set(opts.onlyTables)) {
+      const id = tableId(deps.config, key);
+      if (!byNamespace.has(id.namespace)) byNamespace.set(id.namespace, await deps.log.visits(id.namespace));
       ids.set(key, id);
-      const at = visited.get(name);
+      const at = byNamespace.get(id.namespace)!.get(id.name);
       if (at !== undefined) visits.set(key, at);
     }
+  } else {
+    for (const namespace of await namespacesToVisit(deps.catalog, own, opts.namespaces)) {
+      const names = await deps.catalog.listTables(namespace);
+      if (names.length === 0) continue;
+      const visited = await deps.log.visits(namespace);
+      for (const name of names) {
+        const id = { namespace, name };
+        const key = routingKeyOf(own, id);
+        ids.set(key, id);
+        const at = visited.get(name);
+        if (at !== undefined) visits.set(key, at);
+      }
+    }
   }
-  const order = visitingOrder([...ids.keys()], visits);
+  const recent = opts.skipVisitedWithinMs;
+  const order = visitingOrder([...ids.keys()], visits).filter(
+    (key) => recent === undefined || !(deps.clock.nowMs() - (visits.get(key) ?? -Infinity) < recent),
+  );
   const tables: ScheduledTableResult[] = [];
   const deferred: string[] = [];
   for (const key of order) {

@@ -9,9 +9,10 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LambdaFanout } from '../../lambdas/src/adapters/aws/lambda-fanout.ts';
+import { LambdaFanout, LambdaMaintenanceRequests } from '../../lambdas/src/adapters/aws/lambda-invoke.ts';
 import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
 import { type SliceTask, sliceTaskOf } from '../../lambdas/src/ports/commit-fanout.ts';
+import { requestedTablesOf } from '../../lambdas/src/ports/maintenance-requests.ts';
 
 interface Recorded {
   readonly method: string;
@@ -124,5 +125,30 @@ describe('LambdaFanout', () => {
     expect(sliceTaskOf({ floeCommitSlice: { ...TASK, index: 5 } })).toBeUndefined();
     expect(sliceTaskOf({ floeCommitSlice: { ...TASK, count: 0 } })).toBeUndefined();
     expect(sliceTaskOf({ floeCommitSlice: { ...TASK, untilMs: 'soon' } })).toBeUndefined();
+  });
+
+  it('a maintenance request: one asynchronous invocation of the maintenance function with the tables', async () => {
+    await new LambdaMaintenanceRequests(
+      client,
+      'Floe-MaintenanceHandler-xyz',
+      'Floe-CommitterHandler-abc',
+    ).request(['order_events', 'analytics.clicks']);
+    const [r] = requests;
+    expect(r!.url).toBe('/2015-03-31/functions/Floe-MaintenanceHandler-xyz/invocations');
+    expect(r!.headers['x-amz-invocation-type']).toBe('Event');
+    const event = JSON.parse(r!.body);
+    expect(event).toEqual({
+      floeMaintainTables: {
+        tables: ['order_events', 'analytics.clicks'],
+        requestedBy: 'Floe-CommitterHandler-abc',
+      },
+    });
+    expect(requestedTablesOf(event)).toEqual(['order_events', 'analytics.clicks']);
+    expect(requestedTablesOf({ 'detail-type': 'Scheduled Event' })).toBeUndefined();
+    expect(requestedTablesOf({ floeMaintainTables: { tables: [] } })).toBeUndefined();
+    reply = () => ({ status: 429, errorType: 'TooManyRequestsException', message: 'Rate exceeded' });
+    await expect(new LambdaMaintenanceRequests(client, 'm', 'c').request(['t'])).rejects.toThrow(
+      /invoking m for maintenance of 1 table\(s\) failed/,
+    );
   });
 });
