@@ -27,7 +27,9 @@
  *
  * Knobs (default: what a deployed committer has): BENCH_CS_TABLES (100,1000,10000),
  * BENCH_CS_PER_SLICE (250), BENCH_CS_MAX_SLICES (20), BENCH_CS_CONCURRENCY (8), BENCH_CS_INVOKE_MS
- * (20), BENCH_CS_SINGLE (1: also one invocation without fan-out, for tables ≤ 1,000).
+ * (20), BENCH_CS_SINGLE (1: also one invocation without fan-out, for tables ≤ 1,000),
+ * BENCH_CS_DISPATCH=fail (every dispatch refused: the scheduled run commits every slice, with the
+ * commits at once the slices would have had).
  */
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
@@ -65,6 +67,8 @@ const PER_SLICE = envInt('BENCH_CS_PER_SLICE', DEFAULT_TABLES_PER_SLICE);
 const CONCURRENCY = envInt('BENCH_CS_CONCURRENCY', DEFAULT_COMMIT_CONCURRENCY);
 const SINGLE = process.env.BENCH_CS_SINGLE === '1';
 const MAX_SLICES = envInt('BENCH_CS_MAX_SLICES', DEFAULT_MAX_SLICES);
+/** `fail`: every dispatch is refused, so the scheduled run commits every slice itself. */
+const DISPATCH_FAILS = process.env.BENCH_CS_DISPATCH === 'fail';
 const TARGET_S = 60;
 /** An asynchronous Invoke's round trip (the request is queued, not run, before it answers). */
 const INVOKE_MS = envMs('BENCH_CS_INVOKE_MS', 20);
@@ -220,6 +224,8 @@ async function tick(s: Staged, maxSlices: number): Promise<Measured> {
   const fanout: CommitFanout = {
     dispatch: async (task) => {
       if (wire.on) await sleep(INVOKE_MS);
+      // An account or emulator where the invocation is refused: the scheduled run takes the slice.
+      if (DISPATCH_FAILS) throw new Error('bench: Invoke refused (BENCH_CS_DISPATCH=fail)');
       tasks.push(task);
       dispatchedS = (performance.now() - t0) / 1000;
     },

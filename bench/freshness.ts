@@ -149,13 +149,15 @@ async function visibleAfter(dir: string, sent: number): Promise<number[]> {
       // The newest metadata file holds every snapshot.
       const newest = files.sort((a, b) => version(a) - version(b)).pop()!;
       const md = JSON.parse(await fs.readFile(join(meta, newest), 'utf8')) as {
-        snapshots?: { 'snapshot-id': number | string; 'timestamp-ms': number; 'manifest-list': string }[];
+        snapshots?: { 'sequence-number': number; 'timestamp-ms': number; 'manifest-list': string }[];
       };
       for (const snap of md.snapshots ?? []) {
-        const id = BigInt(snap['snapshot-id']);
+        // The manifests this snapshot added carry its sequence number (a JSON number is exact
+        // for it, unlike the 63-bit snapshot id).
+        const seq = BigInt(snap['sequence-number']);
         const list = await readAvro(await fs.readFile(local(snap['manifest-list'])));
         for (const m of decodeListRecords(list.rawSchema, list.records)) {
-          if (m.addedSnapshotId !== id) continue;
+          if (m.seq !== seq) continue;
           const man = await readAvro(await fs.readFile(local(m.path)));
           for (const e of decodeManifestRecords(man.rawSchema, man.records).entries) {
             if (e.status !== 1 || e.file.content !== 0) continue;

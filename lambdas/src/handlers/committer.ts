@@ -38,6 +38,7 @@ import {
   type LambdaContext,
   lazyRuntime,
   type MetricGroup,
+  pendingPerCommit,
   publishGroups,
   runReserve,
 } from './runtime.ts';
@@ -263,13 +264,29 @@ async function scheduledRun(
         });
       }
       const mine: SliceSet = { count, indexes: [...own.indexes, ...failed.sort((a, b) => a - b)] };
-      const result = await runCommitLoop(deps, {
-        ...loop,
-        slices: mine,
-        intervalMs,
-        untilMs,
-        firstTables: backlog,
-      });
+      // The slices whose dispatch failed are this run's too: it commits them with as many commits
+      // at once as the slices would have had (commits wait on round trips, not CPU), each with a
+      // share of the pending-record budget.
+      const widened = Math.min(MAX_CONCURRENCY, (loop.concurrency ?? 4) * mine.indexes.length);
+      const result = await runCommitLoop(
+        failed.length === 0
+          ? deps
+          : {
+              ...deps,
+              maxPendingRecordsPerCommit: Math.min(
+                deps.maxPendingRecordsPerCommit ?? 500_000,
+                pendingPerCommit(widened),
+              ),
+            },
+        {
+          ...loop,
+          ...(failed.length === 0 ? {} : { concurrency: widened }),
+          slices: mine,
+          intervalMs,
+          untilMs,
+          firstTables: backlog,
+        },
+      );
       return {
         runs: result.runs,
         slices: count,
@@ -310,6 +327,9 @@ async function sliceRun(
 
 /** Tables per maintenance request (an asynchronous invocation's payload stays far below 256 KB). */
 const REQUEST_TABLES = 200;
+
+/** Commits at once in one invocation, however many slices it takes over. */
+const MAX_CONCURRENCY = 64;
 
 /** Slices dispatched at once. */
 const DISPATCH_CONCURRENCY = 16;

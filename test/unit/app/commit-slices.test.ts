@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_MAX_SLICES,
   fanOut,
   planSliceCount,
   sliceOfTable,
@@ -72,6 +73,6 @@ describe('commit slices', () => {
     expect(planSliceCount(0)).toBe(1);
     expect(planSliceCount(250)).toBe(1);
     expect(planSliceCount(251)).toBe(2);
-    expect(planSliceCount(1_000_000)).toBe(10);
+    expect(planSliceCount(1_000_000)).toBe(DEFAULT_MAX_SLICES);
   });
 });

@@ -246,8 +246,15 @@ export function clientConfig(opts: AwsClientOptions) {
   };
 }
 
+/**
+ * Glue and S3 Tables throttle per account and Region at rates AWS does not publish: their clients
+ * use the SDK's adaptive retry mode, which, once throttled, also spaces the client's own requests
+ * (a token bucket), so many commits at once back off together instead of retrying into the limit.
+ */
+const CATALOG_RETRY = { retryMode: 'adaptive' } as const;
+
 export function createGlueClient(opts: AwsClientOptions = {}): GlueClient {
-  return new GlueClient(clientConfig(opts));
+  return new GlueClient({ ...clientConfig(opts), ...CATALOG_RETRY });
 }
 
 export function createDynamoClient(opts: AwsClientOptions = {}): DynamoDBClient {
@@ -255,5 +262,5 @@ export function createDynamoClient(opts: AwsClientOptions = {}): DynamoDBClient 
 }
 
 export function createS3TablesClient(opts: AwsClientOptions = {}): S3TablesClient {
-  return new S3TablesClient(clientConfig(opts));
+  return new S3TablesClient({ ...clientConfig(opts), ...CATALOG_RETRY });
 }
