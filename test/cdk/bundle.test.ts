@@ -12,10 +12,16 @@
  *   ingest(batch 2) → the table exists: the ingest writes a Parquet data file itself
  *   committer       → commits it: the table holds all 100 rows
  *   maintenance     → Floe's own maintenance (the default): compacts the table's small files
+ *
+ * Then the committer's fan-out through Lambda's own wire protocol: a fake Lambda service
+ * (`AWS_ENDPOINT_URL_LAMBDA`) answers each asynchronous `Invoke` with 202 and runs the bundled
+ * committer with the slice event in a process of its own, as Lambda would.
  */
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -46,7 +52,7 @@ const { handler } = await import(pathToFileURL(join(assetDir, 'index.mjs')).href
 const event = JSON.parse(readFileSync(eventFile, 'utf8'));
 const started = Date.now();
 const context = {
-  awsRequestId: 'request-' + started,
+  awsRequestId: 'request-' + started + '-' + process.pid,
   functionName: 'floe',
   getRemainingTimeInMillis: () => 120000 - (Date.now() - started),
 };
@@ -121,7 +127,11 @@ function environment(handler: Handler): Record<string, string> {
  * Runs one bundled handler in a fresh node process (asynchronously: dynalite and the fake Glue
  * answer from this process's event loop).
  */
-async function invoke(handler: Handler, event: unknown): Promise<unknown> {
+async function invoke(
+  handler: Handler,
+  event: unknown,
+  extraEnv: Record<string, string> = {},
+): Promise<unknown> {
   invocation += 1;
   const eventFile = join(runDir, `event-${invocation}.json`);
   const outFile = join(runDir, `result-${invocation}.json`);
@@ -142,6 +152,7 @@ async function invoke(handler: Handler, event: unknown): Promise<unknown> {
         AWS_ENDPOINT_URL_S3: s3.endpoint,
         AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
         AWS_ENDPOINT_URL_GLUE: glue.url,
+        ...extraEnv,
       },
     },
   );
@@ -285,4 +296,84 @@ describe('the bundled Lambda assets', () => {
     expect(now.summary['total-records']).toBe('100');
     expect(Number(now.summary['total-data-files'])).toBeLessThan(Number(current.summary['total-data-files']));
   });
+
+  it('the bundled committer fans out: slices through Lambda Invoke, each run by the bundle, every row once', async () => {
+    const types = ['FAN0', 'FAN1', 'FAN2', 'FAN3', 'FAN4', 'FAN5'];
+    const tables = types.map((t) => `${t.toLowerCase()}_events`);
+    const events = Array.from({ length: 60 }, (_, i) => ({
+      event_id: `f-${i}`,
+      event_type: types[i % types.length],
+      event_date: '2025-03-02',
+      region: 'eu',
+      n: i,
+    }));
+    const batch = buildKinesisEvent(
+      SHARD,
+      STREAM_ARN,
+      REGION,
+      events.map((e, i) => ({
+        sequenceNumber: (FIRST_SEQUENCE + 1_000_000n + BigInt(i)).toString(),
+        partitionKey: `f${i}`,
+        arrivalMs: Date.now(),
+        data: new TextEncoder().encode(JSON.stringify(e)),
+      })),
+    );
+    expect(await invoke('Ingest', batch)).toEqual({ batchItemFailures: [] });
+    // The fake Lambda: 202 at once, then the bundle runs the event (an asynchronous invocation).
+    const calls: { url: string; type: string | undefined; body: unknown }[] = [];
+    const runs: Promise<unknown>[] = [];
+    const lambdaEnv: Record<string, string> = {
+      AWS_LAMBDA_FUNCTION_NAME: 'floe-committer',
+      COMMIT_TABLES_PER_SLICE: '2',
+    };
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as unknown;
+        calls.push({
+          url: req.url ?? '',
+          type: req.headers['x-amz-invocation-type'] as string | undefined,
+          body,
+        });
+        res.writeHead(202).end();
+        runs.push(invoke('Committer', body, { ...lambdaEnv, AWS_ENDPOINT_URL_LAMBDA: url }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const tick = (await invoke(
+        'Committer',
+        { 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} },
+        { ...lambdaEnv, AWS_ENDPOINT_URL_LAMBDA: url },
+      )) as { committed: string[]; failed: string[]; slices: number; dispatched: number };
+      const slices = (await Promise.all(runs)) as { committed: string[]; failed: string[] }[];
+      expect(tick).toMatchObject({ slices: 3, dispatched: 2, failed: [] });
+      expect(calls.map((c) => [c.url, c.type])).toEqual([
+        ['/2015-03-31/functions/floe-committer/invocations', 'Event'],
+        ['/2015-03-31/functions/floe-committer/invocations', 'Event'],
+      ]);
+      expect(
+        calls.map((c) => (c.body as { floeCommitSlice: { index: number } }).floeCommitSlice.index).sort(),
+      ).toEqual([1, 2]);
+      for (const r of slices) expect(r.failed).toEqual([]);
+      const committed = [tick, ...slices].flatMap((r) => r.committed).sort();
+      expect(committed).toEqual([...tables].sort());
+    } finally {
+      await new Promise((r) => server.close(() => r(undefined)));
+    }
+    // Every table created, holding exactly its 10 rows.
+    for (const t of tables) {
+      const location = glue.tables.get(`floe.${t}`)!.Parameters!.metadata_location!;
+      const md = JSON.parse(
+        new TextDecoder().decode(await bytes(location.replace(`s3://${BUCKET}/`, ''))),
+      ) as {
+        'current-snapshot-id': number;
+        snapshots: { 'snapshot-id': number; summary: Record<string, string> }[];
+      };
+      const cur = md.snapshots.find((x) => x['snapshot-id'] === md['current-snapshot-id'])!;
+      expect(cur.summary['total-records'], t).toBe('10');
+    }
+  }, 180_000);
 });
