@@ -18,7 +18,13 @@ import type { UpsertSpec } from '../records/change-event.ts';
 import type { JsonObject } from '../records/json-line.ts';
 import { type Shape, ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
 import { compileConsolidation } from '../routing/consolidate.ts';
-import { parseTemplate, type RouteResult, type Router, splitNamespace } from '../routing/route.ts';
+import {
+  ENVELOPE_PAYLOAD,
+  parseTemplate,
+  type RouteResult,
+  type Router,
+  splitNamespace,
+} from '../routing/route.ts';
 import { BytesMap } from './bytes-map.ts';
 import { type Binding, type ColumnarTableBatch, RowOp } from './columnar-batch.ts';
 import { DeadLetterReason } from './dead-letters.ts';
@@ -430,6 +436,10 @@ export function routingPaths(cfg: FloeConfig): string[][] {
       if (typeof part !== 'string') add(part.path.join('.'));
   }
   add(r.routingField);
+  // The router also looks a path up inside a wrapped envelope's `payload` (routing/route.ts).
+  for (const dotted of [...paths.keys()])
+    if (!dotted.startsWith(`${ENVELOPE_PAYLOAD}.`) && dotted !== ENVELOPE_PAYLOAD)
+      add(`${ENVELOPE_PAYLOAD}.${dotted}`);
   for (const c of cfg.consolidate ?? []) {
     for (const p of Object.keys(c.when ?? {})) add(p);
     for (const d of c.discriminators) add(d);

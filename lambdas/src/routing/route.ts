@@ -6,6 +6,9 @@
  *    `{source}_{payload.kind}_events`; placeholders are dotted paths into the record);
  * 3. the routing field's value plus the suffix (`event_type: "ORDER"` → `order_events`).
  *
+ * A path the record lacks at its top is looked up in its `payload` object too (Kafka Connect's
+ * `{schema, payload}` wrapping: `routeValueAt`).
+ *
  * A missing, empty or non-text routing value goes to `defaultTable`, or is dead-lettered
  * (`no-route`) when that is null. A value present but impossible to turn into a legal name is
  * dead-lettered (`illegal-name`), never sent to a surprise table; so is a table outside the
@@ -127,6 +130,23 @@ function valueAt(record: unknown, path: readonly string[]): unknown {
   return v;
 }
 
+/**
+ * The value a routing path names: at the record's top, or, when it is not there, inside the
+ * record's `payload` object. Kafka Connect's JSON converter (Debezium Server's default) wraps the
+ * event as `{schema, payload}`, so `source.table` routes a wrapped change event as it does a bare
+ * one (`payload.source.table` works too). A path found at the top always wins.
+ */
+function routeValueAt(record: unknown, path: readonly string[]): unknown {
+  const v = valueAt(record, path);
+  if (v !== undefined || path[0] === ENVELOPE_PAYLOAD) return v;
+  const payload = valueAt(record, [ENVELOPE_PAYLOAD]);
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return undefined;
+  return valueAt(payload, path);
+}
+
+/** The key of a wrapped envelope's event (`{schema, payload}`). */
+export const ENVELOPE_PAYLOAD = 'payload';
+
 /** Placeholder values may be text or whole numbers (`flights_{year}`); anything else: no value. */
 function templateText(v: unknown): string | undefined {
   if (typeof v === 'string') return v.trim() === '' ? undefined : v;
@@ -165,7 +185,7 @@ export function compileRouter(cfg: RoutingConfig): Router {
 
   return (record) => {
     if (tablePath !== undefined) {
-      const v = valueAt(record, tablePath);
+      const v = routeValueAt(record, tablePath);
       if (typeof v === 'string' && v.trim() !== '') {
         const name = sanitizeTableName(v);
         if (name === undefined) {
@@ -186,7 +206,7 @@ export function compileRouter(cfg: RoutingConfig): Router {
         for (const part of parts) {
           if (typeof part === 'string') text += part;
           else {
-            const v = valueAt(record, part.path);
+            const v = routeValueAt(record, part.path);
             const t = templateText(v);
             if (t === undefined) {
               templateGap ??= placeholderGap(cfg.template!, part.path, v);
@@ -222,7 +242,7 @@ export function compileRouter(cfg: RoutingConfig): Router {
         return routed.ok ? { ...routed, table: `${ns}.${name}` } : routed;
       }
     }
-    const v = valueAt(record, routingPath);
+    const v = routeValueAt(record, routingPath);
     if (typeof v === 'string' && v.trim() !== '') {
       const base = sanitizeTableName(v, maxBase);
       if (base === undefined) {

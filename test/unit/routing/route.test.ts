@@ -246,3 +246,45 @@ describe('templates that name a namespace', () => {
     expect(() => parseConfig({ routing: { template: '{x}.' } })).toThrow("config key 'routing.template'");
   });
 });
+
+describe("Kafka Connect's {schema, payload} envelope (Debezium Server's default)", () => {
+  const wrapped = (event: object) => ({ schema: { type: 'struct', fields: [] }, payload: event });
+  const change = { op: 'c', source: { table: 'Customers', db: 'shop' }, after: { id: 1 } };
+
+  it('routing paths resolve inside payload: tableField, template and routing field', () => {
+    const byTable = { ...DEFAULT_ROUTING, tableField: 'source.table' };
+    expect(routeRecord(wrapped(change), byTable)).toEqual({
+      ok: true,
+      table: 'customers',
+      rule: 'table-field',
+    });
+    expect(routeRecord(change, byTable)).toEqual({ ok: true, table: 'customers', rule: 'table-field' });
+    const prefixed = { ...DEFAULT_ROUTING, tableField: 'payload.source.table' };
+    expect(routeRecord(wrapped(change), prefixed)).toEqual({
+      ok: true,
+      table: 'customers',
+      rule: 'table-field',
+    });
+    const template = { ...DEFAULT_ROUTING, template: '{source.db}_{source.table}' };
+    expect(routeRecord(wrapped(change), template)).toEqual({
+      ok: true,
+      table: 'shop_customers',
+      rule: 'template',
+    });
+    expect(routeRecord(wrapped({ event_type: 'ORDER' }), DEFAULT_ROUTING)).toEqual({
+      ok: true,
+      table: 'order_events',
+      rule: 'routing-field',
+    });
+  });
+
+  it('a path at the top wins; a payload that is not an object is not looked into', () => {
+    const byTable = { ...DEFAULT_ROUTING, tableField: 'source.table' };
+    expect(routeRecord({ ...wrapped(change), source: { table: 'top' } }, byTable)).toMatchObject({
+      table: 'top',
+    });
+    expect(routeRecord({ schema: null, payload: null }, byTable)).toMatchObject({ table: 'unknown_events' });
+    expect(routeRecord({ payload: ['x'] }, byTable)).toMatchObject({ table: 'unknown_events' });
+    expect(routeRecord({ payload: 'ORDER' }, DEFAULT_ROUTING)).toMatchObject({ table: 'unknown_events' });
+  });
+});
