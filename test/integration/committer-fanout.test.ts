@@ -12,7 +12,12 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { sliceOfTable } from '../../lambdas/src/app/commit-slices.ts';
 import { ingestBatch } from '../../lambdas/src/app/ingest.ts';
-import { type CommitterSummary, makeCommitterHandler } from '../../lambdas/src/handlers/committer.ts';
+import {
+  type CommitterSummary,
+  makeCommitterHandler,
+  passWindow,
+  runLeaseMs,
+} from '../../lambdas/src/handlers/committer.ts';
 import { withRunLease } from '../../lambdas/src/handlers/run-lease.ts';
 import type {
   CommitScheduleSettings,
@@ -256,4 +261,33 @@ describe('run lease', () => {
     const ran = await withRunLease(p.lock, 'committer', 'next-run', 10_000, async () => 'ran', wait(5_000));
     expect(ran).toEqual({ ran: true, value: 'ran' });
   });
+});
+
+describe('run lease of a seconds-fresh run', () => {
+  it('a run that dies holding it does not keep the next tick out', async () => {
+    const p = await startPipeline(dynamo, dir());
+    const { lines, expected } = events(3, 30, 2);
+    await ingest(p, lines, 'shardId-000000000000');
+    const schedule = { scheduleMs: 4_000, intervalMs: 1_000, maxSlices: 1 };
+    // A previous run took the lease as a seconds-fresh run does, then died.
+    const t0 = Date.now();
+    const { untilMs, intervalMs } = passWindow(schedule, t0);
+    const held = await p.lock.acquire(
+      'run/committer',
+      'dead-run',
+      runLeaseMs(300_000, untilMs - t0, intervalMs)!,
+    );
+    expect(held).toBeDefined();
+    expect(held!.expiresAtMs).toBeLessThan(t0 + schedule.scheduleMs + schedule.intervalMs);
+    // The next tick, a period later: it waits up to an interval for the lease, then runs.
+    await new Promise((r) => setTimeout(r, Math.max(0, t0 + schedule.scheduleMs - Date.now())));
+    const fn = lambda(p, schedule);
+    const s = await fn.invoke(SCHEDULED, 'tick-2');
+    expect(s.skipped).toBeUndefined();
+    expect([...s.committed].sort()).toEqual([...expected.keys()].sort());
+    expect(await committedIds(p)).toEqual(expected);
+    // One pass only: the interval is the loop's, not a single run's lease.
+    expect(runLeaseMs(300_000, 0, 0)).toBe(300_000);
+    expect(runLeaseMs(undefined, 58_000, 5_000)).toBe(63_000);
+  }, 30_000);
 });

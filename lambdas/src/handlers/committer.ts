@@ -240,11 +240,12 @@ async function scheduledRun(
   logger: Logger,
 ): Promise<RunLeaseOutcome<SlicedRun>> {
   const { intervalMs, untilMs, waitMs } = passWindow(schedule, deps.clock.nowMs());
+  const now = deps.clock.nowMs();
   return withRunLease(
     deps.lock,
     'committer',
     owner,
-    remaining,
+    runLeaseMs(remaining, untilMs - now, intervalMs),
     async () => {
       const backlog = await deps.ledger.tablesWithStagedWork();
       const count = fanout === undefined ? 1 : planSliceCount(backlog.length, schedule);
@@ -311,7 +312,7 @@ async function sliceRun(
     deps.lock,
     `committer-slice-${task.index + 1}-of-${task.count}`,
     owner,
-    remaining,
+    runLeaseMs(remaining, task.untilMs - deps.clock.nowMs(), task.intervalMs),
     async () => {
       const result = await runCommitLoop(deps, {
         ...loop,
@@ -347,6 +348,23 @@ export function passWindow(
   const interval = schedule.intervalMs ?? period;
   if (interval >= period) return { intervalMs: 0, untilMs: nowMs, waitMs: 0 };
   return { intervalMs: interval, untilMs: nowMs + period - TICK_SLACK_MS, waitMs: interval };
+}
+
+/**
+ * How long a run's lease lasts: the invocation's remaining time for one pass; for passes until the
+ * next tick, that window plus one interval, so a run that dies holding it keeps the next tick out
+ * for no longer than that tick waits for it (one interval), not for the whole timeout. A
+ * run still in its last pass when the lease ends meets the next one only on table leases.
+ */
+export function runLeaseMs(
+  remainingMs: number | undefined,
+  windowMs: number,
+  intervalMs: number,
+): number | undefined {
+  if (intervalMs <= 0) return remainingMs;
+  // Ends before the next tick stops waiting for it (tick + interval), after a run that ends on time.
+  const loop = Math.max(0, windowMs) + intervalMs;
+  return remainingMs === undefined ? loop : Math.min(remainingMs, loop);
 }
 
 /** A seconds-fresh run ends this long before the next tick is due. */
