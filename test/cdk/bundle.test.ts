@@ -215,6 +215,16 @@ async function bytes(key: string): Promise<Uint8Array> {
   return r.Body!.transformToByteArray();
 }
 
+/** The current snapshot's summary of `floe.<table>`, read from the metadata file Glue points at. */
+async function currentSummary(table: string): Promise<Record<string, string>> {
+  const location = glue.tables.get(`floe.${table}`)!.Parameters!.metadata_location!;
+  const md = JSON.parse(new TextDecoder().decode(await bytes(location.replace(`s3://${BUCKET}/`, '')))) as {
+    'current-snapshot-id': number;
+    snapshots: { 'snapshot-id': number; summary: Record<string, string> }[];
+  };
+  return md.snapshots.find((x) => x['snapshot-id'] === md['current-snapshot-id'])!.summary;
+}
+
 const TABLE_PREFIX = 'warehouse/floe/order_events/';
 const isParquet = (k: string) => k.endsWith('.parquet');
 
@@ -364,16 +374,6 @@ describe('the bundled Lambda assets', () => {
       await new Promise((r) => server.close(() => r(undefined)));
     }
     // Every table created, holding exactly its 10 rows.
-    for (const t of tables) {
-      const location = glue.tables.get(`floe.${t}`)!.Parameters!.metadata_location!;
-      const md = JSON.parse(
-        new TextDecoder().decode(await bytes(location.replace(`s3://${BUCKET}/`, ''))),
-      ) as {
-        'current-snapshot-id': number;
-        snapshots: { 'snapshot-id': number; summary: Record<string, string> }[];
-      };
-      const cur = md.snapshots.find((x) => x['snapshot-id'] === md['current-snapshot-id'])!;
-      expect(cur.summary['total-records'], t).toBe('10');
-    }
+    for (const t of tables) expect((await currentSummary(t))['total-records'], t).toBe('10');
   }, 180_000);
 });

@@ -84,20 +84,41 @@ export function tableMetricGroups(
 ): { readonly perTable: MetricGroup[]; readonly totals: MetricGroup['metrics'] } {
   const totals = combine(specs, entries);
   if (policy.mode === 'off' || entries.length === 0) return { perTable: [], totals };
+  // A table committed in several passes of one invocation is one table: its values combined.
+  const merged = byTable(specs, entries);
   const group = (table: string, values: Readonly<Record<string, number>>): MetricGroup => ({
     dimensions: { table },
     metrics: specs
       .filter(([name]) => values[name] !== undefined)
       .map(([name, unit]) => [name, unit, values[name]!]),
   });
-  if (policy.mode === 'on' || entries.length <= policy.n) {
-    return { perTable: entries.map((e) => group(e.table, e.values)), totals };
+  if (policy.mode === 'on' || merged.length <= policy.n) {
+    return { perTable: merged.map((e) => group(e.table, e.values)), totals };
   }
-  const ranked = [...entries].sort((a, b) => b.volume - a.volume || (a.table < b.table ? -1 : 1));
+  const ranked = [...merged].sort((a, b) => b.volume - a.volume || (a.table < b.table ? -1 : 1));
   const top = ranked.slice(0, policy.n);
   const rest = ranked.slice(policy.n);
   const other = Object.fromEntries(combine(specs, rest).map(([name, , value]) => [name, value]));
   return { perTable: [...top.map((e) => group(e.table, e.values)), group(OTHER_TABLES, other)], totals };
+}
+
+/** One entry per table: the values of its entries combined as `specs` say, volumes summed. */
+function byTable(
+  specs: readonly TableMetricSpec[],
+  entries: readonly TableMetricEntry[],
+): TableMetricEntry[] {
+  const groups = new Map<string, TableMetricEntry[]>();
+  for (const e of entries) groups.set(e.table, [...(groups.get(e.table) ?? []), e]);
+  if (groups.size === entries.length) return [...entries];
+  return [...groups].map(([table, es]) =>
+    es.length === 1
+      ? es[0]!
+      : {
+          table,
+          volume: es.reduce((n, e) => n + e.volume, 0),
+          values: Object.fromEntries(combine(specs, es).map(([name, , value]) => [name, value])),
+        },
+  );
 }
 
 function combine(

@@ -77,4 +77,26 @@ describe('PER_TABLE_METRICS', () => {
       tableMetricGroups({ mode: 'top', n: 3 }, SPECS, entries).perTable.map((g) => g.dimensions?.table),
     ).toEqual(['a', 'b', 'c']);
   });
+
+  it('a table seen in several passes is one table: its values combined, ranked by its whole volume', () => {
+    const passes: TableMetricEntry[] = [
+      ...entries,
+      { table: 'a', volume: 25, values: { Rows: 25, Latency: 7, AverageBytes: 80 } },
+    ];
+    const on = tableMetricGroups({ mode: 'on' }, SPECS, passes);
+    expect(on.perTable.map((g) => g.dimensions?.table)).toEqual(['a', 'b', 'c']);
+    expect(on.perTable[0]!.metrics).toEqual([
+      ['Rows', 'Count', 35],
+      ['Latency', 'Milliseconds', 7],
+      ['AverageBytes', 'Bytes', 80],
+    ]);
+    // a (35 rows over two passes) now outranks b (30).
+    const top = tableMetricGroups({ mode: 'top', n: 1 }, SPECS, passes);
+    expect(top.perTable.map((g) => g.dimensions?.table)).toEqual(['a', OTHER_TABLES]);
+    expect(top.totals).toEqual([
+      ['Rows', 'Count', 85],
+      ['Latency', 'Milliseconds', 9],
+      ['AverageBytes', 'Bytes', 50],
+    ]);
+  });
 });
