@@ -9,7 +9,11 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LambdaFanout, LambdaMaintenanceRequests } from '../../lambdas/src/adapters/aws/lambda-invoke.ts';
+import {
+  createLambdaClient,
+  LambdaFanout,
+  LambdaMaintenanceRequests,
+} from '../../lambdas/src/adapters/aws/lambda-invoke.ts';
 import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
 import { type SliceTask, sliceTaskOf } from '../../lambdas/src/ports/commit-fanout.ts';
 import { requestedTablesOf } from '../../lambdas/src/ports/maintenance-requests.ts';
@@ -20,7 +24,7 @@ interface Recorded {
   readonly headers: IncomingHttpHeaders;
   readonly body: string;
 }
-type Reply = { status: number; errorType?: string; message?: string } | 'drop';
+type Reply = { status: number; errorType?: string; message?: string } | 'drop' | 'hang';
 
 let server: Server;
 let requests: Recorded[];
@@ -46,6 +50,7 @@ beforeEach(async () => {
         req.socket.destroy();
         return;
       }
+      if (out === 'hang') return; // applied, and the answer never comes
       res.writeHead(out.status, {
         'content-type': 'application/json',
         ...(out.errorType ? { 'x-amzn-errortype': out.errorType } : {}),
@@ -151,4 +156,26 @@ describe('LambdaFanout', () => {
       /invoking m for maintenance of 1 table\(s\) failed/,
     );
   });
+
+  it("an answer that never comes does not hold the run: Floe's client gives up after two short attempts", async () => {
+    reply = () => 'hang';
+    const floeClient = createLambdaClient({
+      region: 'eu-west-1',
+      endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' },
+    });
+    try {
+      const e = await new LambdaFanout(floeClient, 'f').dispatch(TASK).then(
+        () => undefined,
+        (x: unknown) => x,
+      );
+      expect(e).toBeInstanceOf(FloeError);
+      expect((e as FloeError).retryable).toBe(true);
+      expect((e as FloeError).message).toContain('slice 3 of 5');
+      // Two attempts, then the caller commits the slice itself.
+      expect(requests).toHaveLength(2);
+    } finally {
+      floeClient.destroy();
+    }
+  }, 20_000);
 });

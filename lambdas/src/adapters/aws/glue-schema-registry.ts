@@ -227,6 +227,8 @@ export interface AwsClientOptions {
   readonly credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   /** SDK attempts per request, retries included (SDK default 3). */
   readonly maxAttempts?: number;
+  /** How long a request may wait for its answer (default 30 s). */
+  readonly requestTimeoutMs?: number;
 }
 
 /** The settings every Floe AWS client shares (region, endpoint, keep-alive sockets, timeouts). */
@@ -241,7 +243,13 @@ export function clientConfig(opts: AwsClientOptions) {
       httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 50 }),
       httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 50 }),
       connectionTimeout: 5_000,
-      requestTimeout: 30_000,
+      // A request whose answer never comes (lost on the way, or a service that hangs) fails and
+      // is retried instead of holding its run until the Lambda times out: these clients' requests
+      // are small, so the whole request is bounded (the SDK only warns unless told to throw), and
+      // so is an idle socket.
+      requestTimeout: opts.requestTimeoutMs ?? 30_000,
+      throwOnRequestTimeout: true,
+      socketTimeout: opts.requestTimeoutMs ?? 30_000,
     }),
   };
 }

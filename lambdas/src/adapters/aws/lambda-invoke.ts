@@ -86,6 +86,13 @@ export class LambdaMaintenanceRequests implements MaintenanceRequests {
   }
 }
 
+/**
+ * An asynchronous `Invoke` only queues the event, so it answers at once. A request whose answer
+ * does not come within a few seconds (lost, or a service that hangs) must not hold up the commit
+ * run that sent it: two attempts of 3 s at most, then the caller takes the slice itself.
+ */
 export function createLambdaClient(opts: AwsClientOptions = {}): LambdaClient {
-  return new LambdaClient(clientConfig(opts));
+  return new LambdaClient(clientConfig({ maxAttempts: 2, requestTimeoutMs: INVOKE_TIMEOUT_MS, ...opts }));
 }
+
+export const INVOKE_TIMEOUT_MS = 3_000;

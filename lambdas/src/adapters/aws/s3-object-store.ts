@@ -462,6 +462,9 @@ export function createS3Client(opts: CreateS3ClientOptions = {}): S3Client {
       httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets }),
       connectionTimeout: opts.connectionTimeoutMs ?? 5_000,
       requestTimeout: opts.requestTimeoutMs ?? 60_000,
+      // A socket that stays silent this long (an answer lost, a server that hangs) is given up and
+      // the request retried. Idle time, not the whole request: a large body still uploads slowly.
+      socketTimeout: opts.requestTimeoutMs ?? 60_000,
     }),
   });
 }
