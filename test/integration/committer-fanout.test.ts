@@ -11,6 +11,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { sliceOfTable } from '../../lambdas/src/app/commit-slices.ts';
+import { runCommitter } from '../../lambdas/src/app/committer.ts';
 import { ingestBatch } from '../../lambdas/src/app/ingest.ts';
 import {
   type CommitterSummary,
@@ -25,6 +26,7 @@ import type {
   LambdaContext,
 } from '../../lambdas/src/handlers/runtime.ts';
 import type { CommitFanout, SliceTask } from '../../lambdas/src/ports/commit-fanout.ts';
+import type { Lease, Lock } from '../../lambdas/src/ports/lock.ts';
 import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
 import { tempDir } from '../helpers/e2e.ts';
 import { batchOf, committedIds, type Pipeline, records, startPipeline } from '../helpers/pipeline.ts';
@@ -290,4 +292,60 @@ describe('run lease of a seconds-fresh run', () => {
     expect(runLeaseMs(300_000, 0, 0)).toBe(300_000);
     expect(runLeaseMs(undefined, 58_000, 5_000)).toBe(63_000);
   }, 30_000);
+});
+
+/** The real lock, with the answer of the first `lose` acquires of names starting `prefix` lost after they were applied. */
+function losingLock(inner: Lock, prefix: string, lose: number): Lock & { lost: number } {
+  const l = {
+    lost: 0,
+    acquire: async (name: string, owner: string, ms: number) => {
+      const lease = await inner.acquire(name, owner, ms);
+      if (name.startsWith(prefix) && l.lost < lose) {
+        l.lost++;
+        throw new Error('socket hang up (injected: applied, answer lost)');
+      }
+      return lease;
+    },
+    renew: (lease: Lease, ms?: number) => inner.renew(lease, ms),
+    release: (lease: Lease) => inner.release(lease),
+    releaseOwner: (name: string, owner: string) => inner.releaseOwner!(name, owner),
+  };
+  return l;
+}
+
+describe('a lease acquire applied with its answer lost', () => {
+  it('run lease: asked again as the same owner, the run goes on; lost every time, it is given up', async () => {
+    const p = await startPipeline(dynamo, dir());
+    const once = losingLock(p.lock, 'run/', 1);
+    expect(await withRunLease(once, 'committer', 'run-1', 60_000, async () => 'ran')).toEqual({
+      ran: true,
+      value: 'ran',
+    });
+    expect(once.lost).toBe(1);
+    // Released at the end: the next run is in at once.
+    const next = await p.lock.acquire('run/committer', 'run-2', 60_000);
+    expect(next).toBeDefined();
+    await p.lock.release(next!);
+    // Every attempt's answer lost: the run fails, and what it may hold is given up.
+    const always = losingLock(p.lock, 'run/', 99);
+    await expect(withRunLease(always, 'committer', 'run-3', 60_000, async () => 'ran')).rejects.toThrow(
+      /socket hang up/,
+    );
+    expect(always.lost).toBe(3);
+    expect(await p.lock.acquire('run/committer', 'run-4', 60_000)).toBeDefined();
+  });
+
+  it('table lease: that table fails this run, and the next run commits it at once (no wait for expiry)', async () => {
+    const p = await startPipeline(dynamo, dir());
+    const { lines, expected } = events(4, 80, 8);
+    await ingest(p, lines, 'shardId-000000000000');
+    const lossy = losingLock(p.lock, 'commit/default.t0_events', 1);
+    const first = await runCommitter(p.committerDeps({ owner: 'run-1', lock: lossy }));
+    expect(first.tables.find((t) => t.table === 't0_events')?.status).toBe('failed');
+    expect(first.tables.filter((t) => t.status === 'committed')).toHaveLength(expected.size - 1);
+    // The next run, another owner, right away: the lease the lost acquire took was given up.
+    const second = await runCommitter(p.committerDeps({ owner: 'run-2' }));
+    expect(second.tables.map((t) => [t.table, t.status])).toEqual([['t0_events', 'committed']]);
+    expect(await committedIds(p)).toEqual(expected);
+  });
 });

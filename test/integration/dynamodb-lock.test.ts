@@ -98,6 +98,23 @@ describe('DynamoLock', () => {
     expect((await rejection(lock.release(a))).kind).toBe(ErrorKind.LockHeld);
   });
 
+  it("releaseOwner gives up the owner's lease without its token, and never another owner's", async () => {
+    const name = freshName();
+    const a = (await lock.acquire(name, 'run-a', 60_000))!;
+    // Someone else asking changes nothing.
+    await lock.releaseOwner(name, 'run-b');
+    expect(await lock.acquire(name, 'run-b', 60_000)).toBeUndefined();
+    // The owner itself (e.g. after an acquire whose answer was lost): the next owner is in at once.
+    await lock.releaseOwner(name, 'run-a');
+    const b = (await lock.acquire(name, 'run-b', 60_000))!;
+    expect(b.token).toBeGreaterThan(a.token);
+    expect((await rejection(lock.renew(a))).kind).toBe(ErrorKind.LockHeld);
+    // No item at all, or asked twice: resolves.
+    await lock.releaseOwner(freshName(), 'run-a');
+    await lock.releaseOwner(name, 'run-a');
+    expect(await lock.acquire(name, 'run-c', 60_000)).toBeUndefined();
+  });
+
   it('grants exactly one of ten concurrent acquires', async () => {
     const name = freshName();
     for (let round = 0; round < 3; round++) {

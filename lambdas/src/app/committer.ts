@@ -61,7 +61,7 @@ import {
   streamDeadLetter,
 } from '../ports/dead-letters.ts';
 import { type Ledger, type LedgerEntry, unbrokenRun } from '../ports/ledger.ts';
-import type { Lease, Lock } from '../ports/lock.ts';
+import { type Lease, type Lock, releaseOwned } from '../ports/lock.ts';
 import { deleteQuietly } from '../ports/object-store.ts';
 import type { SchemaRegistry } from '../ports/schema-registry.ts';
 import { type DecodedAvro, decodeJsonRecord, decodeRecord } from '../records/decode.ts';
@@ -171,6 +171,9 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
     lease0 = await deps.lock.acquire(lockName(cfg, table), deps.owner, deps.leaseMs ?? 120_000);
   } catch (error) {
     // This table's failure, not the run's: the other tables' commits go on, the next run retries.
+    // The acquire may have been applied with its answer lost: give up what this owner may hold,
+    // so the next run need not wait for the lease to expire.
+    await releaseOwned(deps.lock, lockName(cfg, table), deps.owner);
     return { ...empty, status: 'failed', error, durationMs: deps.clock.nowMs() - started };
   }
   if (!lease0) return { ...empty, status: 'locked', durationMs: deps.clock.nowMs() - started };

@@ -10,8 +10,37 @@
  *
  * The lease lasts as long as the invocation can (its remaining time), so a run that dies without
  * releasing it blocks nobody for longer than it could have run; it is released when the run ends.
+ *
+ * An acquire that throws may still have been applied (its answer lost). It is asked again, as the
+ * same owner, which the lock grants whether or not the first one landed. If the acquire still
+ * fails, whatever this owner may hold is given up before the error is thrown, so one lost answer
+ * does not keep the next runs out until the lease expires.
  */
-import type { Lease, Lock } from '../ports/lock.ts';
+import { type Lease, type Lock, releaseOwned } from '../ports/lock.ts';
+
+/** Attempts of a run-lease acquire whose outcome is unknown, and the pause between them. */
+const ACQUIRE_ATTEMPTS = 3;
+const ACQUIRE_PAUSE_MS = 200;
+
+/** `lock.acquire`, asked again (same owner) when it throws; on a last failure the owner's hold is released. */
+async function acquireResolving(
+  lock: Lock,
+  name: string,
+  owner: string,
+  ms: number,
+): Promise<Lease | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await lock.acquire(name, owner, ms);
+    } catch (e) {
+      if (attempt >= ACQUIRE_ATTEMPTS) {
+        await releaseOwned(lock, name, owner);
+        throw e;
+      }
+      await new Promise((r) => setTimeout(r, ACQUIRE_PAUSE_MS * attempt));
+    }
+  }
+}
 
 /** Lease of a run whose invocation does not say how long it may take: Lambda's 15-minute maximum. */
 export const DEFAULT_RUN_LEASE_MS = 900_000;
@@ -44,12 +73,13 @@ export async function withRunLease<T>(
     leaseMs !== undefined && Number.isFinite(leaseMs) && leaseMs > 0
       ? Math.ceil(leaseMs)
       : DEFAULT_RUN_LEASE_MS;
-  let lease: Lease | undefined = await lock.acquire(`run/${name}`, owner, ms);
+  const lockName = `run/${name}`;
+  let lease: Lease | undefined = await acquireResolving(lock, lockName, owner, ms);
   if (lease === undefined && wait !== undefined && wait.waitMs > 0) {
     const until = wait.nowMs() + wait.waitMs;
     while (lease === undefined && wait.nowMs() < until) {
       await wait.sleep(Math.min(wait.pollMs ?? 1_000, Math.max(1, until - wait.nowMs())));
-      lease = await lock.acquire(`run/${name}`, owner, ms);
+      lease = await acquireResolving(lock, lockName, owner, ms);
     }
   }
   if (lease === undefined) return { ran: false };

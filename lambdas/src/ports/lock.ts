@@ -41,6 +41,21 @@ export interface Lock {
    * Releasing an expired lease that nobody took over is allowed.
    */
   release(lease: Lease): Promise<void>;
+  /**
+   * Gives up whatever lease `owner` holds on `name`, whatever its token: for an acquire whose
+   * outcome is unknown (applied, its answer lost), so the lease does not block others until it
+   * expires. Owners are unique per run (a request id), so this never releases someone else's lease.
+   * Resolves whether or not `owner` held it. Optional: `releaseOwned` does nothing without it.
+   */
+  releaseOwner?(name: string, owner: string): Promise<void>;
+}
+
+/**
+ * Best effort after an acquire that threw: `lock.releaseOwner(name, owner)`, errors swallowed (the
+ * lease then expires by itself).
+ */
+export async function releaseOwned(lock: Lock, name: string, owner: string): Promise<void> {
+  await lock.releaseOwner?.(name, owner).catch(() => undefined);
 }
 
 /** True while `lease` has not expired at `nowMs`. */

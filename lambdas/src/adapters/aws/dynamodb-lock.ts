@@ -11,6 +11,8 @@
  * - renew: `SET expiresAtMs` on condition "same owner, same token, not expired".
  * - release: `SET expiresAtMs = 0` on condition "same owner, same token". The item is never deleted:
  *   deleting it would restart the token at 1 and break fencing.
+ * - releaseOwner: `SET expiresAtMs = 0` on condition "same owner" (after an acquire whose answer
+ *   was lost: the caller has no token, but owners are unique per run).
  *
  * A failed condition is a domain outcome (acquire → undefined; renew/release → LockHeld), never
  * an error; throttling and 5xx become retryable FloeErrors.
@@ -93,6 +95,28 @@ export class DynamoLock implements Lock {
     } catch (e) {
       if (isConditionFailed(e)) throw lockLost(lease, 'was lost (expired, released or taken over)');
       throw dynamoError(e, 'renewLock', { lock: lease.name, owner: lease.owner });
+    }
+  }
+
+  async releaseOwner(name: string, owner: string): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: lockKey(name),
+          UpdateExpression: 'SET expiresAtMs = :zero, releasedAtMs = :now',
+          ConditionExpression: '#owner = :owner',
+          ExpressionAttributeNames: { '#owner': 'owner' },
+          ExpressionAttributeValues: {
+            ':owner': { S: owner },
+            ':zero': { N: '0' },
+            ':now': { N: String(this.clock.nowMs()) },
+          },
+        }),
+      );
+    } catch (e) {
+      if (isConditionFailed(e)) return; // not ours (or no item): nothing to give up
+      throw dynamoError(e, 'releaseLock', { lock: name, owner });
     }
   }
 

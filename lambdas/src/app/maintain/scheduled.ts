@@ -28,7 +28,7 @@ import type { ParquetEncoder } from '../../engine/row-files.ts';
 import { planScan } from '../../iceberg/scan.ts';
 import type { LoadedTable, TableIdentifier } from '../../ports/catalog.ts';
 import type { Ledger } from '../../ports/ledger.ts';
-import type { Lease, Lock } from '../../ports/lock.ts';
+import { type Lease, type Lock, releaseOwned } from '../../ports/lock.ts';
 import { type MaintenanceLog, visitingOrder } from '../../ports/maintenance-log.ts';
 import type { ManagedMaintenance, ManagedOutcome } from '../../ports/managed-maintenance.ts';
 import type { ObjectStore } from '../../ports/object-store.ts';
@@ -181,7 +181,9 @@ async function maintainOne(
   try {
     lease = await deps.lock.acquire(lockName(deps.config, key), deps.owner, deps.leaseMs);
   } catch (error) {
-    // This table's failure, not the run's: the next tables are still visited.
+    // This table's failure, not the run's: the next tables are still visited. An acquire applied
+    // with its answer lost would hold the lease until it expires: give it up.
+    await releaseOwned(deps.lock, lockName(deps.config, key), deps.owner);
     return done({ status: 'failed', error });
   }
   if (!lease) return done({ status: 'locked' });
