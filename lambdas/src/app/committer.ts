@@ -72,6 +72,11 @@ import { ProjectFailure, projectRow } from '../schema/project.ts';
 import { type SliceSet, tablesInSlices } from './commit-slices.ts';
 import { loadDeps, registryOf } from './ingest.ts';
 
+/** Tables a run commits at once unless told otherwise. */
+export const DEFAULT_RUN_CONCURRENCY = 4;
+/** Pending records one commit rewrites unless told otherwise (`maxPendingRecordsPerCommit`). */
+export const DEFAULT_MAX_PENDING_RECORDS = 500_000;
+
 export interface CommitterDeps extends CommitDeps {
   readonly config: FloeConfig;
   /** The Parquet encoders (tests decorate them to inject failures; default the real ones). */
@@ -298,7 +303,7 @@ export async function runCommitter(deps: CommitterDeps, opts: RunOptions = {}): 
   const tables = opts.slices === undefined ? all : tablesInSlices(all, opts.slices);
   const results: TableCommitResult[] = [];
   const deferred: string[] = [];
-  await forEachBounded(tables, opts.concurrency ?? 4, async (t) => {
+  await forEachBounded(tables, opts.concurrency ?? DEFAULT_RUN_CONCURRENCY, async (t) => {
     if (opts.startDeadlineMs !== undefined && deps.clock.nowMs() >= opts.startDeadlineMs) {
       deferred.push(t);
       return;
@@ -322,7 +327,7 @@ async function readRuns(
   const limit = deps.maxEntriesPerShard ?? 1000;
   const pendingCap = Math.max(
     1,
-    Math.floor((deps.maxPendingRecordsPerCommit ?? 500_000) / Math.max(1, shards.length)),
+    Math.floor((deps.maxPendingRecordsPerCommit ?? DEFAULT_MAX_PENDING_RECORDS) / Math.max(1, shards.length)),
   );
   const out = new Map<string, LedgerEntry[]>();
   await Promise.all(

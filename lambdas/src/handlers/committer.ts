@@ -22,16 +22,21 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { CompactionRequests } from '../app/commit-compaction.ts';
 import { type CommitLoopOptions, runCommitLoop } from '../app/commit-loop.ts';
 import { fanOut, planSliceCount, type SliceSet } from '../app/commit-slices.ts';
-import type { CommitterDeps, CommitterRun, TableCommitResult } from '../app/committer.ts';
+import {
+  type CommitterDeps,
+  type CommitterRun,
+  DEFAULT_MAX_PENDING_RECORDS,
+  DEFAULT_RUN_CONCURRENCY,
+  type TableCommitResult,
+} from '../app/committer.ts';
 import { forEachBounded } from '../engine/bounded.ts';
 import { type CommitFanout, type SliceTask, sliceTaskOf } from '../ports/commit-fanout.ts';
-import { readSettings } from './env.ts';
+import { DEFAULT_SCHEDULE_MS, readSettings } from './env.ts';
 import { type HandlerOptions, metricsNamespace } from './ingest.ts';
-import { type RunLeaseOutcome, withRunLease } from './run-lease.ts';
+import { type RunLeaseOutcome, type RunLeaseWait, withRunLease } from './run-lease.ts';
 import {
   awsRuntime,
   type CommitScheduleSettings,
-  DEFAULT_SCHEDULE_MS,
   errorMessage,
   errorSummary,
   type GetRuntime,
@@ -239,8 +244,8 @@ async function scheduledRun(
   loop: LoopBase,
   logger: Logger,
 ): Promise<RunLeaseOutcome<SlicedRun>> {
-  const { intervalMs, untilMs, waitMs } = passWindow(schedule, deps.clock.nowMs());
   const now = deps.clock.nowMs();
+  const { intervalMs, untilMs, waitMs } = passWindow(schedule, now);
   return withRunLease(
     deps.lock,
     'committer',
@@ -268,14 +273,17 @@ async function scheduledRun(
       // The slices whose dispatch failed are this run's too: it commits them with as many commits
       // at once as the slices would have had (commits wait on round trips, not CPU), each with a
       // share of the pending-record budget.
-      const widened = Math.min(MAX_CONCURRENCY, (loop.concurrency ?? 4) * mine.indexes.length);
+      const widened = Math.min(
+        MAX_CONCURRENCY,
+        (loop.concurrency ?? DEFAULT_RUN_CONCURRENCY) * mine.indexes.length,
+      );
       const result = await runCommitLoop(
         failed.length === 0
           ? deps
           : {
               ...deps,
               maxPendingRecordsPerCommit: Math.min(
-                deps.maxPendingRecordsPerCommit ?? 500_000,
+                deps.maxPendingRecordsPerCommit ?? DEFAULT_MAX_PENDING_RECORDS,
                 pendingPerCommit(widened),
               ),
             },
@@ -295,8 +303,13 @@ async function scheduledRun(
         dispatchFailed: failed.length,
       };
     },
-    waitMs > 0 ? { waitMs, nowMs: () => deps.clock.nowMs(), sleep } : undefined,
+    leaseWait(deps, waitMs),
   );
+}
+
+/** Asking again for a run lease for up to `waitMs` (none for 0), on the deps' clock. */
+function leaseWait(deps: CommitterDeps, waitMs: number): RunLeaseWait | undefined {
+  return waitMs > 0 ? { waitMs, nowMs: () => deps.clock.nowMs(), sleep } : undefined;
 }
 
 /** A slice handed over by a scheduled run: its tables, in passes until the task's `untilMs`. */
@@ -322,7 +335,7 @@ async function sliceRun(
       });
       return { runs: result.runs, slices: task.count, dispatched: 0, dispatchFailed: 0 };
     },
-    task.intervalMs > 0 ? { waitMs: task.intervalMs, nowMs: () => deps.clock.nowMs(), sleep } : undefined,
+    leaseWait(deps, task.intervalMs),
   );
 }
 

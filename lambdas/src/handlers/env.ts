@@ -81,6 +81,8 @@ export const DEFAULT_TABLE_CACHE_REFRESH_MS = 30_000;
 /** Commits are round trips more than work (bench/commit-scale.ts: ~0.5 s of waits, ~15 ms CPU). */
 export const DEFAULT_COMMIT_CONCURRENCY = 8;
 export const DEFAULT_LEASE_MS = 120_000;
+/** The committer schedule's period: EventBridge's one-minute floor. */
+export const DEFAULT_SCHEDULE_MS = 60_000;
 
 const S3_URI = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](?:\/.*)?$/;
 const TABLE_BUCKET_ARN =
@@ -195,7 +197,7 @@ export function readSettings(env: Env = process.env): HandlerSettings {
   );
   const commitConcurrency = integer('COMMIT_CONCURRENCY', DEFAULT_COMMIT_CONCURRENCY, 1, 64);
   const leaseMs = integer('LEASE_MS', DEFAULT_LEASE_MS, 1_000, 900_000);
-  const scheduleMs = integer('COMMIT_SCHEDULE_MS', 60_000, 60_000, 3_600_000);
+  const scheduleMs = integer('COMMIT_SCHEDULE_MS', DEFAULT_SCHEDULE_MS, DEFAULT_SCHEDULE_MS, 3_600_000);
   const commitSchedule = {
     scheduleMs,
     intervalMs: integer('COMMIT_INTERVAL_MS', scheduleMs, 5_000, 3_600_000),

@@ -37,7 +37,7 @@ import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import { ObjectStoreDeadLetterStore } from '../adapters/object-dead-letter-store.ts';
 import type { CompactionTrigger } from '../app/commit-compaction.ts';
 import type { SlicePlanOptions } from '../app/commit-slices.ts';
-import type { CommitterDeps } from '../app/committer.ts';
+import { type CommitterDeps, DEFAULT_MAX_PENDING_RECORDS } from '../app/committer.ts';
 import type { IngestDeps } from '../app/ingest.ts';
 import { withManagedSetUp } from '../app/maintain/managed-setup.ts';
 import type { ScheduledDeps, ScheduledOptions } from '../app/maintain/scheduled.ts';
@@ -66,7 +66,7 @@ export interface HandlerRuntime {
   ingestDeps(): IngestDeps;
   /** `owner` holds the commit leases (the invocation's request id). */
   committerDeps(owner: string): CommitterDeps;
-  /** Tables committed at once (default 4). */
+  /** Tables committed at once (default `DEFAULT_RUN_CONCURRENCY`, 4; the AWS runtime sets 8). */
   readonly commitConcurrency?: number;
   /** How often and how wide scheduled committer runs commit (default: one pass a minute, no fan-out). */
   readonly commitSchedule?: CommitScheduleSettings;
@@ -77,9 +77,6 @@ export interface HandlerRuntime {
   /** When a committed table is due for that (commit-compaction.ts). */
   readonly compaction?: CompactionTrigger;
 }
-
-/** The schedule's period, when a runtime does not say. */
-export const DEFAULT_SCHEDULE_MS = 60_000;
 
 /** A committer's cadence and fan-out (issue 19): commit-loop.ts, commit-slices.ts. */
 export interface CommitScheduleSettings extends SlicePlanOptions {
@@ -181,24 +178,39 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
     registry = new CachedSchemaRegistry(inner, { clock });
   }
   const ledger = new DynamoLedger(dynamo, { tableName: settings.ledgerTable, clock });
-  // Slices go to the committer itself (or COMMIT_FANOUT_FUNCTION); none without a function name.
-  let fanout: CommitFanout | undefined;
-  if (settings.fanoutFunction !== undefined && settings.commitSchedule.maxSlices > 1) {
-    const lambda = createLambdaClient({ region });
-    destroyers.push(() => lambda.destroy());
-    fanout = new LambdaFanout(lambda, settings.fanoutFunction);
-  }
-  // Floe's own compaction, asked for by file count (only where the stack names the function).
-  let maintenanceRequests: MaintenanceRequests | undefined;
-  if (settings.compaction !== undefined) {
-    const lambda = createLambdaClient({ region });
-    destroyers.push(() => lambda.destroy());
-    maintenanceRequests = new LambdaMaintenanceRequests(
-      lambda,
-      settings.compaction.functionName,
-      settings.fanoutFunction ?? 'committer',
-    );
-  }
+  // One Lambda client, made only where something may be invoked: slices go to the committer
+  // itself (or COMMIT_FANOUT_FUNCTION), and tables whose files piled up to the maintenance
+  // function (Floe's own compaction, where the stack names it).
+  type LambdaClient = ReturnType<typeof createLambdaClient>;
+  let lambda: LambdaClient | undefined;
+  const lambdaClient = (): LambdaClient => {
+    if (lambda === undefined) {
+      const made = createLambdaClient({ region });
+      destroyers.push(() => made.destroy());
+      lambda = made;
+    }
+    return lambda;
+  };
+  const fanout: CommitFanout | undefined =
+    settings.fanoutFunction !== undefined && settings.commitSchedule.maxSlices > 1
+      ? new LambdaFanout(lambdaClient(), settings.fanoutFunction)
+      : undefined;
+  const c = settings.compaction;
+  const compaction: Pick<HandlerRuntime, 'maintenanceRequests' | 'compaction'> =
+    c === undefined
+      ? {}
+      : {
+          maintenanceRequests: new LambdaMaintenanceRequests(
+            lambdaClient(),
+            c.functionName,
+            settings.fanoutFunction ?? 'committer',
+          ),
+          compaction: {
+            atFiles: c.atFiles,
+            cooldownMs: c.cooldownMs,
+            targetFileSizeBytes: m.targetFileSizeBytes ?? settings.config.targetFileSizeBytes,
+          },
+        };
   const lock = new DynamoLock(dynamo, { tableName: settings.ledgerTable, clock });
   const log = new DynamoMaintenanceLog(dynamo, { tableName: settings.ledgerTable, clock });
   const deadLetters = new ObjectStoreDeadLetterStore(store, settings.deadLetterUri);
@@ -218,16 +230,7 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
     commitConcurrency: settings.commitConcurrency,
     commitSchedule: settings.commitSchedule,
     ...(fanout === undefined ? {} : { fanout }),
-    ...(maintenanceRequests === undefined || settings.compaction === undefined
-      ? {}
-      : {
-          maintenanceRequests,
-          compaction: {
-            atFiles: settings.compaction.atFiles,
-            cooldownMs: settings.compaction.cooldownMs,
-            targetFileSizeBytes: m.targetFileSizeBytes ?? settings.config.targetFileSizeBytes,
-          },
-        }),
+    ...compaction,
     ...(managed === undefined ? {} : { managed }),
     ingestDeps: () => ({
       config: settings.config,
@@ -281,7 +284,10 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
 
 /** Pending records one commit may rewrite when `concurrency` commits run at once. */
 export function pendingPerCommit(concurrency: number): number {
-  return Math.max(10_000, Math.min(500_000, Math.floor(2_000_000 / Math.max(1, concurrency))));
+  return Math.max(
+    10_000,
+    Math.min(DEFAULT_MAX_PENDING_RECORDS, Math.floor(2_000_000 / Math.max(1, concurrency))),
+  );
 }
 
 let setUpLog: Logger | undefined;
