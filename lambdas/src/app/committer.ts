@@ -171,14 +171,15 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
     schemaChanges: [],
     attempts: 0,
   };
+  const lock = lockName(cfg, table);
   let lease0: Lease | undefined;
   try {
-    lease0 = await deps.lock.acquire(lockName(cfg, table), deps.owner, deps.leaseMs ?? 120_000);
+    lease0 = await deps.lock.acquire(lock, deps.owner, deps.leaseMs ?? 120_000);
   } catch (error) {
     // This table's failure, not the run's: the other tables' commits go on, the next run retries.
     // The acquire may have been applied with its answer lost: give up what this owner may hold,
     // so the next run need not wait for the lease to expire.
-    await releaseOwned(deps.lock, lockName(cfg, table), deps.owner);
+    await releaseOwned(deps.lock, lock, deps.owner);
     return { ...empty, status: 'failed', error, durationMs: deps.clock.nowMs() - started };
   }
   if (!lease0) return { ...empty, status: 'locked', durationMs: deps.clock.nowMs() - started };

@@ -108,7 +108,11 @@ function byTable(
   entries: readonly TableMetricEntry[],
 ): TableMetricEntry[] {
   const groups = new Map<string, TableMetricEntry[]>();
-  for (const e of entries) groups.set(e.table, [...(groups.get(e.table) ?? []), e]);
+  for (const e of entries) {
+    const group = groups.get(e.table);
+    if (group === undefined) groups.set(e.table, [e]);
+    else group.push(e);
+  }
   if (groups.size === entries.length) return [...entries];
   return [...groups].map(([table, es]) =>
     es.length === 1

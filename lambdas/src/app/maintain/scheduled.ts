@@ -139,8 +139,9 @@ export async function runScheduledMaintenance(
     }
   }
   const recent = opts.skipVisitedWithinMs;
+  const now = deps.clock.nowMs();
   const order = visitingOrder([...ids.keys()], visits).filter(
-    (key) => recent === undefined || !(deps.clock.nowMs() - (visits.get(key) ?? -Infinity) < recent),
+    (key) => recent === undefined || now - (visits.get(key) ?? -Infinity) >= recent,
   );
   const tables: ScheduledTableResult[] = [];
   const deferred: string[] = [];
@@ -177,13 +178,14 @@ async function maintainOne(
 ): Promise<ScheduledTableResult> {
   const { started, done } = timedResult(deps.clock, key);
   // The committer's lock name for the table (`commit/<namespace>.<name>`).
+  const lock = lockName(deps.config, key);
   let lease: Lease | undefined;
   try {
-    lease = await deps.lock.acquire(lockName(deps.config, key), deps.owner, deps.leaseMs);
+    lease = await deps.lock.acquire(lock, deps.owner, deps.leaseMs);
   } catch (error) {
     // This table's failure, not the run's: the next tables are still visited. An acquire applied
     // with its answer lost would hold the lease until it expires: give it up.
-    await releaseOwned(deps.lock, lockName(deps.config, key), deps.owner);
+    await releaseOwned(deps.lock, lock, deps.owner);
     return done({ status: 'failed', error });
   }
   if (!lease) return done({ status: 'locked' });
