@@ -61,6 +61,20 @@ const noMetrics: MetricsSink = {
   publishStoredMetrics: () => undefined,
 };
 
+/**
+ * A local handler's logger and metrics: structured logs to stderr at `$FLOE_LOG_LEVEL` (default
+ * silent). Powertools writes EMF straight to stdout whatever its options say, so unless the level
+ * is DEBUG the metrics go to a sink that drops them: the demo's and `floe local up`'s own lines
+ * stay readable.
+ */
+function handlerTools(serviceName: string): { logger: Logger; metrics: MetricsSink } {
+  const level = (process.env.FLOE_LOG_LEVEL ?? 'SILENT').toUpperCase();
+  return {
+    logger: new Logger({ serviceName, logLevel: level as 'SILENT' }),
+    metrics: level === 'DEBUG' ? new Metrics({ namespace: METRICS_NAMESPACE, serviceName }) : noMetrics,
+  };
+}
+
 export class LocalStack {
   readonly store: LocalObjectStore;
   readonly warehouseUri: string;
@@ -161,23 +175,9 @@ export class LocalStack {
    * (default: silent); its EMF metrics are dropped unless `$FLOE_LOG_LEVEL` is DEBUG.
    */
   ingestHandler(deps: IngestDeps = this.ingestDeps()): IngestHandler {
-    const level = (process.env.FLOE_LOG_LEVEL ?? 'SILENT').toUpperCase();
-    const logger = new Logger({
-      serviceName: 'floe-ingest',
-      logLevel: level as 'SILENT',
-    });
-    // Powertools writes EMF straight to stdout whatever its options say, so the default is a
-    // sink that drops them: the demo's and `floe local up`'s own lines stay readable.
-    const metrics =
-      level === 'DEBUG'
-        ? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'floe-ingest' })
-        : noMetrics;
     return makeIngestHandler(
       () => ({ ingestDeps: () => deps, committerDeps: (owner: string) => this.committerDeps({ owner }) }),
-      {
-        logger,
-        metrics,
-      },
+      handlerTools('floe-ingest'),
     );
   }
 
@@ -188,19 +188,13 @@ export class LocalStack {
    * does; logs and metrics as for `ingestHandler`.
    */
   committerHandler(schedule: CommitScheduleSettings = {}): CommitterHandler {
-    const level = (process.env.FLOE_LOG_LEVEL ?? 'SILENT').toUpperCase();
-    const logger = new Logger({ serviceName: 'floe-committer', logLevel: level as 'SILENT' });
-    const metrics =
-      level === 'DEBUG'
-        ? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'floe-committer' })
-        : noMetrics;
     return makeCommitterHandler(
       () => ({
         ingestDeps: () => this.ingestDeps(),
         committerDeps: (owner: string) => this.committerDeps({ owner }),
         commitSchedule: schedule,
       }),
-      { logger, metrics },
+      handlerTools('floe-committer'),
     );
   }
 
