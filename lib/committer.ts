@@ -18,11 +18,10 @@
 import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import type { FloeSettings } from './config.ts';
 import { FloeFunction } from './lambda.ts';
-import { grantFloeAccess } from './permissions.ts';
+import { grantFloeAccess, grantInvoke } from './permissions.ts';
 import type { FloeStorage } from './storage.ts';
 
 export class FloeCommitter extends Construct {
@@ -57,18 +56,9 @@ export class FloeCommitter extends Construct {
     grantFloeAccess(this.handler, storage, settings, 'committer');
     if (c.maxSlices > 1) {
       // The fan-out: a scheduled run invokes this function asynchronously, once per further slice
-      // (lambdas/src/adapters/aws/lambda-invoke.ts). A policy of its own, attached to the role: the
-      // function depends on its role's default policy, so naming the function there would be a
-      // cycle. Until it is attached a dispatch fails and the run commits the slice itself.
-      new iam.Policy(this, 'FanoutPolicy', {
-        statements: [
-          new iam.PolicyStatement({
-            sid: 'InvokeCommitSlices',
-            actions: ['lambda:InvokeFunction'],
-            resources: [this.handler.function.functionArn],
-          }),
-        ],
-      }).attachToRole(this.handler.function.role!);
+      // (lambdas/src/adapters/aws/lambda-invoke.ts). Until the policy is attached a dispatch fails
+      // and the run commits the slice itself.
+      grantInvoke(this, 'FanoutPolicy', 'InvokeCommitSlices', this.handler, this.handler.function);
     }
 
     // Scheduled runs are idempotent and the next one is due in a minute: never retry a failed

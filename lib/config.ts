@@ -14,7 +14,6 @@
  * routing / partitioning context keys, then validated by the very parser the handlers use
  * (`lambdas/src/config.ts` `parseConfig`).
  */
-
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DEFAULT_COMMITTED_RETENTION_MS } from '../lambdas/src/adapters/aws/dynamodb-ledger.ts';
@@ -22,10 +21,11 @@ import {
   S3TABLES_MAX_TARGET_MB,
   S3TABLES_MIN_TARGET_MB,
 } from '../lambdas/src/adapters/aws/s3tables-maintenance.ts';
-import { DEFAULT_MAX_SLICES } from '../lambdas/src/app/commit-slices.ts';
+import { DEFAULT_MAX_SLICES, DEFAULT_TABLES_PER_SLICE } from '../lambdas/src/app/commit-slices.ts';
 import { parseDuration } from '../lambdas/src/cli/duration.ts';
 import { type FloeConfig, parseConfig } from '../lambdas/src/config.ts';
 import { ErrorKind, FloeError, isFloeError } from '../lambdas/src/errors.ts';
+import { DEFAULT_COMMIT_CONCURRENCY } from '../lambdas/src/handlers/env.ts';
 import {
   formatPerTableMetrics,
   MAX_TOP_TABLES,
@@ -624,11 +624,11 @@ export function readFloeSettings(
   const committer: CommitterSettings = {
     intervalMinutes: Math.max(1, Math.floor(intervalSeconds / 60)),
     intervalSeconds,
-    tablesPerSlice: int('commitTablesPerSlice', 250, 1, 100_000),
+    tablesPerSlice: int('commitTablesPerSlice', DEFAULT_TABLES_PER_SLICE, 1, 100_000),
     maxSlices: int('commitMaxSlices', DEFAULT_MAX_SLICES, 1, 1_000),
     memoryMb: int('committerMemoryMb', 1024, 512, 10_240),
     timeoutSeconds: committerTimeoutSeconds,
-    commitConcurrency: int('commitConcurrency', 8, 1, 64),
+    commitConcurrency: int('commitConcurrency', DEFAULT_COMMIT_CONCURRENCY, 1, 64),
     // No reservation by default: an account keeps 100 executions unreserved, so one whose quota is
     // 10 (new accounts) cannot reserve any and the deploy would fail. Runs are one at a time anyway
     // (a run lease in the ledger table: lambdas/src/handlers/run-lease.ts).

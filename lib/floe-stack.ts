@@ -14,7 +14,6 @@
  * namespace, registry) and print ready-to-run commands.
  */
 import { Annotations, CfnOutput, Fn, Stack, type StackProps } from 'aws-cdk-lib';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { FloeAthena } from './athena.ts';
 import { FloeCommitter } from './committer.ts';
@@ -26,7 +25,7 @@ import { maintenanceEnvironment } from './maintenance-env.ts';
 import { FloeMonitoring } from './monitoring.ts';
 import { acknowledge } from './nag.ts';
 import { namespacePatterns } from './namespaces.ts';
-import { grantManagedSetUp } from './permissions.ts';
+import { grantInvoke, grantManagedSetUp } from './permissions.ts';
 import { FloeStorage } from './storage.ts';
 
 export interface FloeStackProps extends StackProps {
@@ -98,17 +97,8 @@ export class FloeStack extends Stack {
         // Floe compacts the tables itself: the committer asks for a table's maintenance once its
         // files pile up (a seconds-fresh table gains one per ingest batch), not only hourly.
         const target = this.maintenance.handler.function;
-        const committer = this.committer.handler.function;
-        committer.addEnvironment('MAINTENANCE_FUNCTION', target.functionName);
-        new iam.Policy(this, 'CommitterAsksForMaintenance', {
-          statements: [
-            new iam.PolicyStatement({
-              sid: 'AskForMaintenance',
-              actions: ['lambda:InvokeFunction'],
-              resources: [target.functionArn],
-            }),
-          ],
-        }).attachToRole(committer.role!);
+        this.committer.handler.function.addEnvironment('MAINTENANCE_FUNCTION', target.functionName);
+        grantInvoke(this, 'CommitterAsksForMaintenance', 'AskForMaintenance', this.committer.handler, target);
       }
     }
     const functions = [this.ingest, this.committer, ...(this.maintenance ? [this.maintenance] : [])].map(

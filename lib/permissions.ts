@@ -28,13 +28,35 @@
  */
 import { type CfnElement, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type { IConstruct } from 'constructs';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type { Construct, IConstruct } from 'constructs';
 import { STAGED_INDEX } from '../lambdas/src/adapters/aws/dynamodb-ledger.ts';
 import type { FloeSettings } from './config.ts';
 import type { FloeFunction, HandlerName } from './lambda.ts';
 import { acknowledge } from './nag.ts';
 import { type NamespaceScope, namespacePatterns } from './namespaces.ts';
 import { DEAD_LETTER_PREFIX, type FloeStorage, STAGING_PREFIX, WAREHOUSE_PREFIX } from './storage.ts';
+
+/**
+ * Lets `caller` invoke `target` (asynchronously or not), through a policy of its own attached to
+ * the caller's role. Not through the role's default policy: a function depends on its role's
+ * default policy, so naming a function there (the committer invoking itself) would be a cycle.
+ */
+export function grantInvoke(
+  scope: Construct,
+  id: string,
+  sid: string,
+  caller: FloeFunction,
+  target: lambda.IFunction,
+): iam.Policy {
+  const policy = new iam.Policy(scope, id, {
+    statements: [
+      new iam.PolicyStatement({ sid, actions: ['lambda:InvokeFunction'], resources: [target.functionArn] }),
+    ],
+  });
+  policy.attachToRole(caller.role);
+  return policy;
+}
 
 export function grantFloeAccess(
   fn: FloeFunction,
