@@ -19,10 +19,11 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { PutRecordsCommand } from '@aws-sdk/client-kinesis';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { LocalObjectStore } from '../lambdas/src/adapters/local/local-object-store.ts';
 import { parseConfig } from '../lambdas/src/config.ts';
 import { LocalStack } from '../lambdas/src/local/stack.ts';
 import { decodeListRecords, decodeManifestRecords, readAvro } from '../test/helpers/iceberg-validator.ts';
-import { envInt, fmtInt, type SummaryRow } from './common.ts';
+import { envInt, fmtInt, quantile, type SummaryRow } from './common.ts';
 
 const SECONDS = envInt('BENCH_FR_SECONDS', 60);
 const RATE = envInt('BENCH_FR_RATE', 200);
@@ -141,6 +142,8 @@ async function visibleAfter(dir: string, sent: number): Promise<number[]> {
   const conn = await db.connect();
   const out: number[] = [];
   const seen = new Set<string>();
+  // The warehouse's files by the URIs the metadata names (storage only: no Iceberg reading).
+  const store = new LocalObjectStore();
   try {
     const ns = join(dir, namespace);
     for (const table of await fs.readdir(ns).catch(() => [] as string[])) {
@@ -155,14 +158,14 @@ async function visibleAfter(dir: string, sent: number): Promise<number[]> {
         // The manifests this snapshot added carry its sequence number (a JSON number is exact
         // for it, unlike the 63-bit snapshot id).
         const seq = BigInt(snap['sequence-number']);
-        const list = await readAvro(await fs.readFile(local(snap['manifest-list'])));
+        const list = await readAvro(await store.get(snap['manifest-list']));
         for (const m of decodeListRecords(list.rawSchema, list.records)) {
           if (m.seq !== seq) continue;
-          const man = await readAvro(await fs.readFile(local(m.path)));
+          const man = await readAvro(await store.get(m.path));
           for (const e of decodeManifestRecords(man.rawSchema, man.records).entries) {
             if (e.status !== 1 || e.file.content !== 0) continue;
             const r = await conn.runAndReadAll(
-              `SELECT event_id, put_ms FROM read_parquet('${local(e.file.path).replaceAll("'", "''")}')`,
+              `SELECT event_id, put_ms FROM read_parquet('${store.pathOf(e.file.path).replaceAll("'", "''")}')`,
             );
             for (const [eventId, putMs] of r.getRows()) {
               const key = String(eventId);
@@ -183,10 +186,7 @@ async function visibleAfter(dir: string, sent: number): Promise<number[]> {
 }
 
 const version = (f: string) => Number(/^v?(\d+)/.exec(f)?.[1] ?? /(\d+)-/.exec(f)?.[1] ?? 0);
-const local = (uri: string) => (uri.startsWith('file://') ? decodeURIComponent(new URL(uri).pathname) : uri);
 
 function quantiles(xs: readonly number[]): { p50: number; p99: number; max: number } {
-  const v = [...xs].sort((a, b) => a - b);
-  const at = (q: number) => v[Math.min(v.length - 1, Math.floor(q * v.length))] ?? Number.NaN;
-  return { p50: at(0.5), p99: at(0.99), max: v[v.length - 1] ?? Number.NaN };
+  return { p50: quantile(xs, 0.5), p99: quantile(xs, 0.99), max: quantile(xs, 1) };
 }

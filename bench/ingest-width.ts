@@ -43,7 +43,7 @@ import { type IngestDeps, type IngestResult, ingestBatch } from '../lambdas/src/
 import { TableCache } from '../lambdas/src/engine/table-cache.ts';
 import { type IngestHandler, makeIngestHandler } from '../lambdas/src/handlers/ingest.ts';
 import { buildKinesisEvent, parseKinesisEvent } from '../lambdas/src/records/kinesis-event.ts';
-import { envInt, fmtInt, median, profiled, type SummaryRow } from './common.ts';
+import { envInt, fmtInt, median, profiled, quantile, type SummaryRow } from './common.ts';
 import { FLIGHT_AIRPORT_COUNT, flightLines } from './flights.ts';
 import {
   type BenchPipeline,
@@ -530,12 +530,6 @@ async function childCommit(
 
 // ---------------------------------------------------------------------------------------------
 // Reporting
-
-/** The value at quantile q (nearest rank: p90 of 7 runs is the slowest). */
-function quantile(xs: readonly number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
-}
 
 const KiB = (b: number) => `${(b / 1024).toFixed(b < 10240 ? 1 : 0)} KiB`;
 const msf = (x: number) => (Number.isNaN(x) ? '–' : `${x.toFixed(x < 10 ? 1 : 0)} ms`);
