@@ -40,6 +40,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchCommitScale } from './commit-scale.ts';
 import { printSummary, type SummaryRow, writeProfileWindows } from './common.ts';
+import { benchFraming } from './framing.ts';
 import { benchFreshness } from './freshness.ts';
 import { benchIngestWidth } from './ingest-width.ts';
 import { benchLoad } from './load.ts';
@@ -63,6 +64,7 @@ const ALL = [
   'ingest-width',
   'commit-scale',
   'freshness',
+  'framing',
 ] as const;
 /**
  * `npm run bench` without BENCH_ONLY: the month of maintenance takes ~4 min on its own, the ingest
@@ -92,7 +94,8 @@ async function main() {
       only.includes('ingest') ||
       only.includes('committer') ||
       only.includes('ingest-width') ||
-      only.includes('commit-scale')
+      only.includes('commit-scale') ||
+      only.includes('framing')
     ) {
       const dynamo = await startDynalite();
       try {
@@ -103,6 +106,7 @@ async function main() {
         }
         if (only.includes('ingest-width')) rows.push(...(await benchIngestWidth(dynamo, work)));
         if (only.includes('commit-scale')) rows.push(...(await benchCommitScale(dynamo, work)));
+        if (only.includes('framing')) rows.push(...(await benchFraming(dynamo, work)));
       } finally {
         await dynamo.close();
       }

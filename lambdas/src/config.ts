@@ -20,6 +20,8 @@ import {
 import { isPrimitive, parsePrimitive, type StructType } from './iceberg/types.ts';
 import type { TableIdentifier } from './ports/catalog.ts';
 import type { UpsertSpec } from './records/change-event.ts';
+import { DEFAULT_MAX_DECOMPRESSED_BYTES } from './records/framing/compression.ts';
+import { FRAMINGS, type Framing } from './records/framing/deframe.ts';
 import type { ConsolidationRule } from './routing/consolidate.ts';
 import { DEFAULT_ROUTING, parseTemplate, type RoutingConfig, splitNamespace } from './routing/route.ts';
 import { isLegalTableName } from './routing/table-name.ts';
@@ -153,7 +155,22 @@ export interface FloeConfig {
    * each record's operation (records/change-event.ts); absent when none is configured.
    */
   readonly upsert?: Readonly<Record<string, UpsertSpec>>;
+  /** What framings a stream's records may carry (records/framing/deframe.ts). Default: all, recognised. */
+  readonly source: SourceConfig;
 }
+
+/** `source`: the framings producers put on records (KPL aggregates, compression, AWS envelopes). */
+export interface SourceConfig {
+  /** The framings undone, each recognised by its bytes or shape (`auto`: all; `none`: none). */
+  readonly framings: ReadonlySet<Framing>;
+  /** Bound on one payload's decompressed bytes (past it: a `decompressed-too-large` dead letter). */
+  readonly maxDecompressedBytes: number;
+}
+
+export const DEFAULT_SOURCE: SourceConfig = Object.freeze({
+  framings: new Set(FRAMINGS),
+  maxDecompressedBytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
+});
 
 export type TypeConflictPolicy = 'dead-letter' | 'coerce';
 
@@ -215,7 +232,9 @@ const TOP_KEYS = [
   'consolidate',
   'typeConflict',
   'upsert',
+  'source',
 ] as const;
+const SOURCE_KEYS = ['framings', 'maxDecompressedBytes'] as const;
 const FIELD_RULE_KEYS = ['keep', 'drop', 'only'] as const;
 const FIELDS_KEYS = [...FIELD_RULE_KEYS, 'tables'] as const;
 const LIMIT_KEYS = ['maxColumnsPerTable', 'maxNestingDepth', 'maxRecordBytes'] as const;
@@ -358,7 +377,31 @@ export function parseConfig(json: unknown): FloeConfig {
     ...optional('consolidate', parseConsolidate(root.consolidate)),
     typeConflict: parseTypeConflict(root.typeConflict),
     ...optional('upsert', parseUpsert(root.upsert)),
+    source: parseSource(root.source),
   };
+}
+
+function parseSource(v: unknown): SourceConfig {
+  if (v === undefined) return DEFAULT_SOURCE;
+  const o = objectAt('source', v, SOURCE_KEYS);
+  let framings = DEFAULT_SOURCE.framings;
+  if (o.framings === 'none') framings = new Set();
+  else if (o.framings !== undefined && o.framings !== 'auto') {
+    const list = stringListAt('source.framings', o.framings);
+    for (const f of list) {
+      if (!(FRAMINGS as readonly string[]).includes(f))
+        invalid('source.framings', `expected 'auto', 'none' or a list of ${FRAMINGS.join(', ')}`, f);
+    }
+    framings = new Set(list as Framing[]);
+  }
+  let maxDecompressedBytes = DEFAULT_SOURCE.maxDecompressedBytes;
+  if (o.maxDecompressedBytes !== undefined) {
+    const n = o.maxDecompressedBytes;
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1024)
+      invalid('source.maxDecompressedBytes', 'expected an integer of at least 1024 (bytes)', n);
+    maxDecompressedBytes = n;
+  }
+  return { framings, maxDecompressedBytes };
 }
 
 const UPSERT_KEYS = ['key', 'operationField', 'envelope'] as const;

@@ -5,32 +5,18 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateCommand } from '../../lambdas/src/cli/generate-command.ts';
-import { localUpCommand } from '../../lambdas/src/cli/local-command.ts';
 import { openQueryEngine } from '../../lambdas/src/cli/query-command.ts';
 import { openWarehouse } from '../../lambdas/src/cli/warehouse.ts';
 import { tempDir } from '../helpers/e2e.ts';
+import { startLocalUp } from '../helpers/local-up.ts';
 
 describe('floe local up', () => {
   it('prints its endpoints, ingests and commits what is sent, and stops cleanly', async () => {
     const tmp = tempDir('floe-local-up-');
     const dir = join(tmp.dir, 'wh');
-    const lines: string[] = [];
-    let stop!: () => void;
-    const until = new Promise<void>((r) => {
-      stop = r;
-    });
-    const running = localUpCommand(
-      { warehouse: dir, kinesisPort: '0', dynamoPort: '0', commitInterval: '1' },
-      (s) => lines.push(s),
-      until,
-    );
+    const up = await startLocalUp(dir);
+    const { endpoint, lines } = up;
     try {
-      let endpoint: string | undefined;
-      for (let i = 0; i < 200 && !endpoint; i++) {
-        endpoint = /Kinesis\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(lines.join('\n'))?.[1];
-        if (!endpoint) await new Promise((r) => setTimeout(r, 25));
-      }
-      expect(endpoint).toBeDefined();
       await generateCommand({ endpoint, events: '400', seed: '3' }, () => undefined);
       const wh = openWarehouse(dir);
       let total = 0;
@@ -57,8 +43,7 @@ describe('floe local up', () => {
       expect(total).toBe(400);
       expect(lines.some((l) => l.startsWith('  committed order_events'))).toBe(true);
     } finally {
-      stop();
-      await running;
+      await up.stop();
       tmp.cleanup();
     }
     expect(lines.at(-1)).toBe('stopping…');

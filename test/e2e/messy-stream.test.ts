@@ -12,12 +12,12 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObjectStoreDeadLetterStore } from '../../lambdas/src/adapters/object-dead-letter-store.ts';
-import { localUpCommand } from '../../lambdas/src/cli/local-command.ts';
 import { sendCommand } from '../../lambdas/src/cli/send-command.ts';
 import { openWarehouse } from '../../lambdas/src/cli/warehouse.ts';
 import { FuzzStats, outcomeOf, violations } from '../fuzz/harness.ts';
 import { type FuzzLine, sequenceArb } from '../fuzz/json-shapes.ts';
 import { type Duck, openDuck, tempDir } from '../helpers/e2e.ts';
+import { startLocalUp } from '../helpers/local-up.ts';
 import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
 
 let duck: Duck;
@@ -60,23 +60,9 @@ describe('floe local up + floe send: a messy file', () => {
     const lines = corpus(4711, 120);
     const file = join(tmp.dir, 'messy.ndjson');
     writeFileSync(file, `${lines.map((l) => l.text).join('\n')}\n`);
-    const log: string[] = [];
-    let stop!: () => void;
-    const until = new Promise<void>((r) => {
-      stop = r;
-    });
-    const running = localUpCommand(
-      { warehouse: dir, kinesisPort: '0', dynamoPort: '0', commitInterval: '1' },
-      (s) => log.push(s),
-      until,
-    );
+    const up = await startLocalUp(dir);
+    const { endpoint, lines: log } = up;
     try {
-      let endpoint: string | undefined;
-      for (let i = 0; i < 200 && !endpoint; i++) {
-        endpoint = /Kinesis\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(log.join('\n'))?.[1];
-        if (!endpoint) await new Promise((r) => setTimeout(r, 25));
-      }
-      expect(endpoint).toBeDefined();
       const sent = await sendCommand(
         [file],
         { endpoint, partitionKeyField: 'event_type', quiet: true },
@@ -107,12 +93,10 @@ describe('floe local up + floe send: a messy file', () => {
         log.join('\n'),
       ).toBe(false);
       // The end state, once the committer has stopped: every table passes the independent validator.
-      stop();
-      await running;
+      await up.stop();
       await expectWarehouseValid(openWarehouse(dir));
     } finally {
-      stop();
-      await running;
+      await up.stop();
       tmp.cleanup();
     }
   });

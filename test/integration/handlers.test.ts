@@ -4,6 +4,7 @@
  * Powertools Logger and Metrics whose JSON output (logs, EMF) is captured from stdout / stderr.
  * Faults are injected with a ledger decorator, never by mocking the apps.
  */
+import { createRequire } from 'node:module';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -110,6 +111,14 @@ function metric(name: string, dim?: string, value?: string): Emf[] {
 }
 
 // ---- wiring ----
+
+/** The awslabs KPL aggregation module: aggregates written by code we did not write. */
+const kinesisAgg = createRequire(import.meta.url)('aws-kinesis-agg') as {
+  RecordAggregator: new () => {
+    addUserRecord(r: { partitionKey: string; data: Buffer }): void;
+    build(): { data: Buffer };
+  };
+};
 
 function dir(): string {
   const t = tempDir('floe-handlers-');
@@ -339,6 +348,54 @@ describe('ingest + committer handlers', () => {
     const ids = await committedIds(p);
     expect(ids).toEqual(expectedIds(v1.events));
     // Exactly once: as many rows as records sent (duplicates in the sample are distinct records).
+    expect([...ids.values()].reduce((n, x) => n + x.length, 0)).toBe(200);
+  });
+
+  it('KPL aggregates: a failure inside an aggregate names its Kinesis record; the redelivery lands every user record once', async () => {
+    const p = await startPipeline(dynamo, dir());
+    const { logger, metrics } = tools();
+    const v1 = generate(200, 'v1', 22);
+    // 10 aggregates of 20 user records each, written by the awslabs module.
+    const aggregates = Array.from({ length: 10 }, (_, a) => {
+      const agg = new kinesisAgg.RecordAggregator();
+      for (const [i, l] of v1.lines.slice(a * 20, a * 20 + 20).entries())
+        agg.addUserRecord({ partitionKey: `u-${a}-${i}`, data: Buffer.from(l) });
+      return new Uint8Array(agg.build().data);
+    });
+    const recs = records(aggregates, 0);
+    // The failing table: its first user record is not the first of its aggregate.
+    const firstOf = new Map<string, number>();
+    v1.events.forEach((e, i) => {
+      if (!firstOf.has(tableOf(e))) firstOf.set(tableOf(e), i);
+    });
+    const [failing, k] = [...firstOf].find(([, i]) => i % 20 !== 0) ?? [...firstOf][1]!;
+    const owner = Math.floor(k / 20);
+    const faulty = new FaultyLedger(p.ledger, { table: failing, op: 'appendEntry' });
+    const broken = makeIngestHandler(() => runtimeOf(p, { ledger: faulty }), { logger, metrics });
+    const healthy = makeIngestHandler(() => runtimeOf(p), { logger, metrics });
+    const commit = makeCommitterHandler(() => runtimeOf(p), { logger, metrics });
+    const event = (from: number) => buildKinesisEvent(SHARD, STREAM_ARN, 'us-east-1', recs.slice(from));
+
+    const res = await broken(event(0), context('kpl-1'));
+    expect(res).toEqual({ batchItemFailures: [{ itemIdentifier: recs[owner]!.sequenceNumber }] });
+    const [warn] = logs(/^ingest batch: some tables failed/);
+    // The failure itself is at the user record's position inside the aggregate.
+    const sub = k % 20;
+    const position = sub === 0 ? recs[owner]!.sequenceNumber : `${recs[owner]!.sequenceNumber}.${sub}`;
+    expect(warn!.failures).toMatchObject([{ table: failing, firstSequence: position }]);
+    expect(warn!.framing).toMatchObject({ aggregates: 10, aggregatedRecords: 200, records: 200 });
+    expect(metric('UserRecords')[0]?.record.UserRecords).toBe(200);
+    expect(metric('KplAggregates')[0]?.record.KplAggregates).toBe(10);
+
+    // Lambda re-delivers from that Kinesis record: its user records staged before are skipped.
+    lines = [];
+    expect(await healthy(event(owner), context('kpl-2'))).toEqual({ batchItemFailures: [] });
+    const staged = count(v1.events.slice(owner * 20), (e) => tableOf(e) !== failing);
+    expect(logs('ingest batch')[0]).toMatchObject({ records: 10 - owner, skipped: staged, failures: [] });
+
+    await commit(SCHEDULED, context('kpl-3', 60_000));
+    const ids = await committedIds(p);
+    expect(ids).toEqual(expectedIds(v1.events));
     expect([...ids.values()].reduce((n, x) => n + x.length, 0)).toBe(200);
   });
 

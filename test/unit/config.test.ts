@@ -44,8 +44,31 @@ describe('parseConfig defaults', () => {
       targetFileSizeBytes: 134217728,
       typeConflict: { default: 'dead-letter', tables: {} },
       limits: { maxRecordBytes: 1_048_576, maxNestingDepth: 32, maxColumnsPerTable: 1_000 },
+      source: {
+        framings: new Set(['kpl', 'gzip', 'zstd', 'cloudwatch-logs', 'eventbridge']),
+        maxDecompressedBytes: 64 * 1024 * 1024,
+      },
     });
     expect(parseConfig(undefined)).toEqual(c);
+  });
+
+  it('source: framings auto, none or a list; a bounded decompressed size', () => {
+    expect([...parseConfig({ source: { framings: 'none' } }).source.framings]).toEqual([]);
+    expect([...parseConfig({ source: { framings: ['kpl', 'gzip'] } }).source.framings]).toEqual([
+      'kpl',
+      'gzip',
+    ]);
+    expect(parseConfig({ source: { framings: 'auto', maxDecompressedBytes: 4096 } }).source).toEqual({
+      framings: new Set(['kpl', 'gzip', 'zstd', 'cloudwatch-logs', 'eventbridge']),
+      maxDecompressedBytes: 4096,
+    });
+    expect(() => parseConfig({ source: { framings: ['kpl', 'lz4'] } })).toThrow(
+      /config key 'source.framings': expected 'auto', 'none' or a list of kpl, gzip, zstd, cloudwatch-logs, eventbridge, got "lz4"/,
+    );
+    expect(() => parseConfig({ source: { maxDecompressedBytes: 10 } })).toThrow(
+      /source.maxDecompressedBytes/,
+    );
+    expect(() => parseConfig({ source: { framing: 'auto' } })).toThrow(/source/);
   });
 
   it('a full config round-trips with values applied', () => {

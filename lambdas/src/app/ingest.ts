@@ -13,13 +13,18 @@
  * lowest sequence number of the failed tables' records as its batch item failure, Lambda retries
  * from there, and the tables that succeeded skip what they already staged.
  *
+ * Producers' framings are undone first (`ingest/deframe-batch.ts`): a KPL aggregate, a compressed
+ * payload or a CloudWatch Logs batch yields several records, each at its own position `seq.sub`,
+ * and exactly once holds at that position (a batch item failure still names the Kinesis record).
+ *
  * The steps live in `ingest/`: `route-records.ts` (decode, guards, route, rules → `routed.ts`),
  * `tails.ts` (skip what is staged), `letters.ts` (dead letters), `stage-tables.ts` (per table:
  * files, dead letters, then the entry; failures isolated), `stage-table.ts` with `stage-json.ts`
  * and `stage-avro.ts` (one table's files).
  */
-import { compareSequence } from '../ports/ledger.ts';
+import { compareSequence, kinesisSequenceOf } from '../ports/ledger.ts';
 import type { KinesisBatch } from '../records/kinesis-event.ts';
+import { type DeframedBatch, deframeBatch } from './ingest/deframe-batch.ts';
 import type { IngestDeps } from './ingest/deps.ts';
 import { addCounts, putDeadLetters } from './ingest/letters.ts';
 import type { IngestResult } from './ingest/result.ts';
@@ -35,17 +40,19 @@ export { routeReason } from './ingest/route-records.ts';
 
 export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promise<IngestResult> {
   const tailsRead = readTails(deps, batch.shardId); // read while the records are routed (needed only after)
-  const routed = await routeRecords(deps, batch);
+  const framed = deframeBatch(deps, batch);
+  const routed = await routeRecords(deps, framed.batch);
   const tails = await tailsRead;
   const skipped = await skipStaged(routed, tails);
   // Dead letters first (deterministic keys: a retry overwrites), so they exist before any entry.
-  await putDeadLetters(deps.deadLetters, routed.dead);
+  await putDeadLetters(deps.deadLetters, [...framed.dead, ...routed.dead]);
   const staged = await stageTables(deps, routed, tails);
-  return ingestResult(batch, routed, skipped, staged);
+  return ingestResult(batch, framed, routed, skipped, staged);
 }
 
 function ingestResult(
   batch: KinesisBatch,
+  framed: DeframedBatch,
   routed: Routed,
   skipped: number,
   staged: StagedTables,
@@ -60,10 +67,16 @@ function ingestResult(
     shardId: batch.shardId,
     records: batch.records.length,
     skipped,
-    deadLetters: addCounts({ ...routed.deadCounts }, staged.deadCounts),
+    deadLetters: addCounts(addCounts({ ...framed.deadCounts }, routed.deadCounts), staged.deadCounts),
     tables: staged.tables.sort((a, b) => (a.table < b.table ? -1 : 1)),
     failures,
-    ...(failedSequence === undefined ? {} : { failedSequence }),
+    // The Kinesis record of the lowest failed position: all Lambda can retry from.
+    ...(failedSequence === undefined ? {} : { failedSequence: kinesisSequenceOf(failedSequence) }),
     ...(Number.isFinite(oldest) ? { oldestArrivalMs: oldest } : {}),
+    ...(framed.batch === batch && framed.dead.length === 0 ? {} : { framing: framingOf(framed) }),
   };
+}
+
+function framingOf(framed: DeframedBatch): NonNullable<IngestResult['framing']> {
+  return { ...framed.counts, records: framed.batch.records.length };
 }

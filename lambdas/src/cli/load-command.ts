@@ -10,6 +10,7 @@
  */
 import { constants, promises as fs } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { framedLines, sniffFraming } from '../adapters/local/framed-source.ts';
 import { readByteChunks } from '../adapters/local/line-reader.ts';
 import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import { type LoadProgress, type LoadSource, loadSources, type TableLoadResult } from '../app/load.ts';
@@ -131,6 +132,13 @@ export async function loadCommand(
   const ranges = new FileRanges();
   const sources: LoadSource[] = [];
   for (const name of given.keys()) {
+    const framing = await sniffFraming(name, config);
+    if (framing) {
+      // Compressed, or lines that are framed documents: records as text, on the main thread.
+      const chunks = fingerprinted(readByteChunks(name), (fp) => fileRead(name, fp));
+      sources.push({ name, lines: framedLines(chunks, framing, config, name, onDeadLetter) });
+      continue;
+    }
     sources.push({
       name,
       path: name,

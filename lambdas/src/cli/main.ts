@@ -385,6 +385,11 @@ upserts them:
       '--partition-key-field <fields>',
       "partition key: this field's value when a line has it (1–256 characters), else a hash of the line; a top-level name, a dotted path (after.id), or comma-separated candidates tried in order (after.id,before.id)",
     )
+    .option(
+      '--aggregate [bytes]',
+      "pack lines into KPL aggregated records of at most this many bytes (default 51200, the KPL's), as producers using the Kinesis Producer Library write them; each line stays a record of its own",
+    )
+    .option('--gzip', 'gzip each line before it is sent (inside an aggregate: each user record)')
     .option('-q, --quiet', 'no progress output')
     .addHelpText(
       'after',
@@ -405,6 +410,7 @@ Examples:
   floe send events.ndjson --endpoint http://127.0.0.1:4567          # into \`floe local up\`
   floe send day1.ndjson day2.ndjson --partition-key-field event_id --endpoint http://127.0.0.1:4567
   floe send cdc.ndjson --partition-key-field after.id,before.id --endpoint http://127.0.0.1:4567
+  floe send events.ndjson --aggregate --endpoint http://127.0.0.1:4567  # as the KPL writes them
   AWS_REGION=eu-west-1 floe send events.ndjson --stream <StreamName>  # a deployed stack`,
     )
     .action(async (files: string[], opts) => {

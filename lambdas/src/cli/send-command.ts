@@ -8,9 +8,11 @@
  * comma-separated candidates tried in order (records/partition-key.ts).
  */
 import { promises as fs } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { createKinesisClient, type KinesisClient, putRecords } from '../adapters/aws/kinesis-producer.ts';
 import { readByteLines } from '../adapters/local/byte-line-reader.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
+import { aggregate, aggregatedSize } from '../records/framing/kpl.ts';
 import { KINESIS_LIMITS, PutRequestBatcher, recordSize } from '../records/kinesis-batches.ts';
 import { keyFieldCandidates, partitionKeyOf } from '../records/partition-key.ts';
 import {
@@ -34,7 +36,17 @@ export interface SendOptions {
   readonly region?: string;
   readonly partitionKeyField?: string;
   readonly quiet?: boolean;
+  /**
+   * Pack lines into KPL aggregates of at most this many bytes (`true`: the KPL's default 51,200),
+   * as the Kinesis Producer Library does: each line is a user record of its own.
+   */
+  readonly aggregate?: boolean | string | number;
+  /** Gzip each record (or each aggregate's records, one by one) before it is sent. */
+  readonly gzip?: boolean;
 }
+
+/** The KPL's default `AggregationMaxSize`. */
+export const KPL_DEFAULT_AGGREGATE_BYTES = 51_200;
 
 export interface SendDeps {
   /** Defaults to a client for `--endpoint` / `--region` (closed when done). */
@@ -81,6 +93,7 @@ export async function sendCommand(
       ErrorKind.ConfigInvalid,
       `--partition-key-field '${spec}' has an empty field name (give comma-separated fields or dotted paths, e.g. after.id,before.id)`,
     );
+  const aggregateBytes = aggregateLimit(opts.aggregate);
   await checkFiles(files);
   const stream = opts.stream ?? DEFAULT_STREAM;
   const err = deps.err ?? ((s: string) => process.stderr.write(`${s}\n`));
@@ -123,6 +136,11 @@ export async function sendCommand(
       meter.tick(file, total.sent, total.bytes);
     };
     const batcher = new PutRequestBatcher<LineRecord>();
+    const packer = aggregateBytes === undefined ? undefined : new AggregatePacker(aggregateBytes);
+    const send = async (record: LineRecord) => {
+      const full = batcher.add(record);
+      if (full) await put(full);
+    };
     for await (const lines of readByteLines(file, RECORD_LIMIT)) {
       for (const l of lines) {
         if ('tooLongBytes' in l) {
@@ -133,7 +151,8 @@ export async function sendCommand(
           report.blank++;
           continue;
         }
-        const record = { data: l.bytes, partitionKey: partitionKeyOf(l.bytes, fields), line: l.number };
+        const data = opts.gzip ? gzipSync(l.bytes) : l.bytes;
+        const record = { data, partitionKey: partitionKeyOf(l.bytes, fields), line: l.number };
         const size = recordSize(record);
         if (size > RECORD_LIMIT) {
           skip(
@@ -143,10 +162,16 @@ export async function sendCommand(
           );
           continue;
         }
-        const full = batcher.add(record);
-        if (full) await put(full);
+        if (packer) {
+          report.userRecords = (report.userRecords ?? 0) + 1;
+          for (const ready of packer.add(record)) await send(ready);
+          continue;
+        }
+        await send(record);
       }
     }
+    const rest = packer?.flush();
+    if (rest) await send(rest);
     const last = batcher.flush();
     if (last) await put(last);
   };
@@ -172,4 +197,47 @@ export async function sendCommand(
   };
   out(renderSendReport(result, meter.elapsedMs()));
   return result;
+}
+
+function aggregateLimit(v: SendOptions['aggregate']): number | undefined {
+  if (v === undefined || v === false) return undefined;
+  if (v === true) return KPL_DEFAULT_AGGREGATE_BYTES;
+  const n = typeof v === 'number' ? v : /^\d+$/.test(v) ? Number(v) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < 64 || n > RECORD_LIMIT - 256)
+    throw new FloeError(
+      ErrorKind.ConfigInvalid,
+      `--aggregate ${JSON.stringify(v)}: expected the aggregate's size in bytes, 64 to ${RECORD_LIMIT - 256}`,
+    );
+  return n;
+}
+
+/**
+ * Packs lines into KPL aggregates of at most `maxBytes`, as the KPL does: a line that does not fit
+ * closes the aggregate; an aggregate's partition key is its first record's (the KPL's choice too);
+ * a line larger than `maxBytes` is an aggregate of its own (it still fits a Kinesis record).
+ */
+class AggregatePacker {
+  private records: LineRecord[] = [];
+  private bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  /** Adds a line; returns the aggregates it closed (none, one, or two when it is an aggregate of its own). */
+  add(r: LineRecord): LineRecord[] {
+    const size = aggregatedSize(r.partitionKey, r.data);
+    const out: LineRecord[] = [];
+    if (this.records.length > 0 && this.bytes + size > this.maxBytes) out.push(this.flush()!);
+    this.records.push(r);
+    this.bytes += size;
+    if (size > this.maxBytes) out.push(this.flush()!); // larger than an aggregate may be: alone
+    return out;
+  }
+
+  flush(): LineRecord | undefined {
+    const records = this.records;
+    if (records.length === 0) return undefined;
+    this.records = [];
+    this.bytes = 0;
+    return { data: aggregate(records), partitionKey: records[0]!.partitionKey, line: records[0]!.line };
+  }
 }

@@ -20,6 +20,8 @@ export interface FileSendReport {
   resent: number;
   skipped: number;
   blank: number;
+  /** With `--aggregate`: the lines packed into the `sent` KPL aggregates. */
+  userRecords?: number;
 }
 
 export interface SendReport {
@@ -89,5 +91,9 @@ export function renderSendReport(r: SendReport, elapsedMs: number): string {
     r.skipped.length === 0
       ? '0 skipped'
       : `${count(r.skipped.length)} skipped (listed above; exit code ${EXIT_LINES_SKIPPED})`;
-  return `${table}\nsent ${count(r.sent)} records (${mib(r.bytes)}) from ${r.files.length} file(s) to stream ${r.stream} in ${(elapsedMs / 1000).toFixed(1)} s: ${count(r.resent)} resent after throttling, ${skipped}, ${count(r.blank)} blank lines`;
+  const users = r.files.reduce((n, f) => n + (f.userRecords ?? 0), 0);
+  const packed = r.files.some((f) => f.userRecords !== undefined)
+    ? ` (KPL aggregates holding ${count(users)} lines)`
+    : '';
+  return `${table}\nsent ${count(r.sent)} records${packed} (${mib(r.bytes)}) from ${r.files.length} file(s) to stream ${r.stream} in ${(elapsedMs / 1000).toFixed(1)} s: ${count(r.resent)} resent after throttling, ${skipped}, ${count(r.blank)} blank lines`;
 }

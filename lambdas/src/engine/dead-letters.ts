@@ -37,6 +37,14 @@ export const DeadLetterReason = {
    * error; please report it.
    */
   WriteFailed: 'write-failed',
+  /** A KPL aggregate whose MD5 or protobuf is corrupt: the whole Kinesis record, none of its user records. */
+  CorruptAggregate: 'corrupt-aggregate',
+  /** A gzip or zstd payload that does not decompress. */
+  CorruptCompression: 'corrupt-compression',
+  /** A compressed payload that inflates past `source.maxDecompressedBytes`. */
+  DecompressedTooLarge: 'decompressed-too-large',
+  /** A CloudWatch Logs subscription batch that is not one (no logGroup, an event without a message …). */
+  InvalidLogBatch: 'invalid-log-batch',
 } as const;
 export type DeadLetterReason = (typeof DeadLetterReason)[keyof typeof DeadLetterReason];
 

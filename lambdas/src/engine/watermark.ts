@@ -102,7 +102,7 @@ function checkedMark(
   where: string,
 ): ShardMark {
   const { sequence, movedAtSeconds } = mark;
-  if (typeof sequence !== 'string' || !/^\d+$/.test(sequence))
+  if (typeof sequence !== 'string' || !/^\d+(?:\.\d+)?$/.test(sequence))
     throw bad(where, `shard ${shard}: bad sequence ${JSON.stringify(sequence)}`);
   if (typeof movedAtSeconds !== 'number' || !Number.isSafeInteger(movedAtSeconds) || movedAtSeconds < 0)
     throw bad(where, `shard ${shard}: bad time ${JSON.stringify(movedAtSeconds)}`);

@@ -8,7 +8,8 @@
  * batch item failure, from which Lambda re-delivers; the ledger makes the re-delivery skip what
  * was staged. An error of the whole batch (the ledger unreachable …) is thrown: Lambda retries it.
  *
- * Metrics: `RecordsIn`, `RecordsSkipped`, `StagingFailures` (tables that failed), `BatchErrors`
+ * Metrics: `RecordsIn` (Kinesis records), `RecordsSkipped`, with framed records (KPL, compressed,
+ * CloudWatch Logs) `UserRecords`, `KplAggregates`, `LogControlMessages`; `StagingFailures` (tables that failed), `BatchErrors`
  * (invocations that threw after parsing); per table (dimension `table`, as `PER_TABLE_METRICS`
  * allows: table-metrics.ts) `RowsStaged`, `PendingRecords`, `StagedBytes`, whose totals over the
  * batch's tables go with `RecordsIn`; per reason (dimension `reason`) `DeadLetters`.
@@ -57,6 +58,16 @@ const INGEST_TABLE_METRICS: readonly TableMetricSpec[] = [
   ['StagedBytes', 'Bytes', 'sum'],
 ];
 
+/** `UserRecords` (what the batch's records held once deframed), `KplAggregates`, `LogControlMessages`. */
+function framingMetrics(f: Awaited<ReturnType<typeof ingestBatch>>['framing']): MetricGroup['metrics'] {
+  if (f === undefined) return [];
+  return [
+    ['UserRecords', 'Count', f.records],
+    ['KplAggregates', 'Count', f.aggregates],
+    ['LogControlMessages', 'Count', f.controlMessages],
+  ];
+}
+
 export type IngestHandler = (event: unknown, context?: LambdaContext) => Promise<KinesisBatchResponse>;
 
 export function makeIngestHandler(getRuntime: GetRuntime, opts: HandlerOptions = {}): IngestHandler {
@@ -103,6 +114,7 @@ export function makeIngestHandler(getRuntime: GetRuntime, opts: HandlerOptions =
         failures,
         ...(result.failedSequence === undefined ? {} : { failedSequence: result.failedSequence }),
         ...(result.oldestArrivalMs === undefined ? {} : { oldestArrivalMs: result.oldestArrivalMs }),
+        ...(result.framing === undefined ? {} : { framing: result.framing }),
         durationMs: Date.now() - started,
       };
       if (failures.length > 0) logger.warn('ingest batch: some tables failed, Lambda retries', summary);
@@ -122,6 +134,7 @@ export function makeIngestHandler(getRuntime: GetRuntime, opts: HandlerOptions =
           metrics: [
             ['RecordsIn', 'Count', result.records],
             ['RecordsSkipped', 'Count', result.skipped],
+            ...framingMetrics(result.framing),
             ['StagingFailures', 'Count', result.failures.length],
             ...tables.totals,
           ],

@@ -178,10 +178,12 @@ export function isDeadLetterKey(key: string): boolean {
 
 function position(d: DeadLetterIdentity): string {
   if (d.sequenceNumber !== undefined) {
-    const digits = /^\d+$/.test(d.sequenceNumber)
-      ? d.sequenceNumber.replace(/^0+(?=\d)/, '')
-      : `x${fnv1a64(d.sequenceNumber)}`; // not a decimal number: still deterministic and safe
-    return digits.padStart(SEQUENCE_DIGITS, '0');
+    const m = /^(\d+)(?:\.(\d{1,10}))?$/.exec(d.sequenceNumber);
+    if (m === null) return `x${fnv1a64(d.sequenceNumber)}`.padStart(SEQUENCE_DIGITS, '0'); // not a position: still deterministic and safe
+    const digits = m[1]!.replace(/^0+(?=\d)/, '').padStart(SEQUENCE_DIGITS, '0');
+    // A sub-record of a Kinesis record (KPL aggregate, lines, log events): `seq.sub`, sorting after `seq`.
+    const sub = m[2] === undefined ? 0 : Number(m[2]);
+    return sub === 0 ? digits : `${digits}.${String(sub).padStart(10, '0')}`;
   }
   const line = Number.isSafeInteger(d.line) && d.line >= 0 ? d.line : 0;
   return String(line).padStart(LINE_DIGITS, '0');

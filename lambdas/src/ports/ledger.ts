@@ -141,30 +141,48 @@ export async function appendEntries(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Sequence numbers
+// Sequence numbers and positions
 
 /** Kinesis: `0|([1-9]\d{0,128})`, i.e. at most 129 digits. */
 export const SEQUENCE_WIDTH = 129;
-const DECIMAL = /^\d+$/;
+/** Digits of a sub-record number in the padded form (a Kinesis record holds far fewer records). */
+export const SUB_WIDTH = 10;
+const POSITION = /^(\d+)(?:\.(\d+))?$/;
 
-function toBigInt(sequence: string): bigint {
-  if (typeof sequence !== 'string' || !DECIMAL.test(sequence)) {
-    throw new FloeError(
-      ErrorKind.DataInvalid,
-      `sequence number ${JSON.stringify(sequence)} is not a decimal`,
-      {
-        context: { sequence },
-      },
-    );
-  }
-  return BigInt(sequence);
+/**
+ * A record's position in its shard: the Kinesis sequence number, and for a record that is one of
+ * several inside one Kinesis record (a KPL aggregate, the lines of a compressed payload, the events
+ * of a CloudWatch Logs batch) its sub-record number. Written `seq` or `seq.sub`; `seq.0` is `seq`
+ * (the first sub-record keeps the Kinesis record's own position), so every position a plain stream
+ * ever produced keeps its meaning, and positions order as (seq, sub).
+ */
+interface Position {
+  readonly seq: bigint;
+  readonly sub: number;
 }
 
-/** -1, 0 or 1 as `a` is below, equal to or above `b`, compared as (arbitrarily large) integers. */
+function toPosition(sequence: string): Position {
+  const m = typeof sequence === 'string' ? POSITION.exec(sequence) : null;
+  if (m === null || (m[2] !== undefined && m[2].length > SUB_WIDTH)) {
+    throw new FloeError(
+      ErrorKind.DataInvalid,
+      `sequence number ${JSON.stringify(sequence)} is not a decimal (or decimal.sub-record)`,
+      { context: { sequence } },
+    );
+  }
+  return { seq: BigInt(m[1]!), sub: m[2] === undefined ? 0 : Number(m[2]) };
+}
+
+function positionText(p: Position): string {
+  return p.sub === 0 ? p.seq.toString() : `${p.seq}.${p.sub}`;
+}
+
+/** -1, 0 or 1 as position `a` is below, equal to or above `b` (sequence numbers as big integers, then sub-records). */
 export function compareSequence(a: string, b: string): -1 | 0 | 1 {
-  const x = toBigInt(a);
-  const y = toBigInt(b);
-  return x < y ? -1 : x > y ? 1 : 0;
+  const x = toPosition(a);
+  const y = toPosition(b);
+  if (x.seq !== y.seq) return x.seq < y.seq ? -1 : 1;
+  return x.sub < y.sub ? -1 : x.sub > y.sub ? 1 : 0;
 }
 
 /** Equality of optional sequence numbers (null = "before the chain's first entry"). */
@@ -173,14 +191,40 @@ export function sameSequence(a: string | null, b: string | null): boolean {
   return compareSequence(a, b) === 0;
 }
 
-/** The canonical decimal form (no leading zeros). */
+/** The canonical form (no leading zeros; `seq.0` is `seq`). */
 export function canonicalSequence(sequence: string): string {
-  return toBigInt(sequence).toString();
+  return positionText(toPosition(sequence));
 }
 
-/** Fixed-width zero-padded form: lexical order of padded strings equals numeric order. */
+/** The position of sub-record `sub` of the Kinesis record `sequenceNumber` (0: the record itself). */
+export function subPosition(sequenceNumber: string, sub: number): string {
+  if (!Number.isSafeInteger(sub) || sub < 0 || String(sub).length > SUB_WIDTH) {
+    throw new FloeError(ErrorKind.DataInvalid, `sub-record number ${sub} is out of range`, {
+      context: { sequence: sequenceNumber, sub },
+    });
+  }
+  const p = toPosition(sequenceNumber);
+  if (p.sub !== 0) {
+    throw new FloeError(ErrorKind.DataInvalid, `${sequenceNumber} is already a sub-record position`, {
+      context: { sequence: sequenceNumber },
+    });
+  }
+  return positionText({ seq: p.seq, sub });
+}
+
+/** The Kinesis sequence number of a position (what Lambda can retry from). */
+export function kinesisSequenceOf(position: string): string {
+  return toPosition(position).seq.toString();
+}
+
+/**
+ * Fixed-width zero-padded form: lexical order of padded strings equals position order
+ * (`pad(seq)` for a record, `pad(seq).pad(sub)` for a sub-record, which sorts after `pad(seq)`
+ * and before `pad(seq + 1)`).
+ */
 export function padSequence(sequence: string | bigint): string {
-  const digits = typeof sequence === 'bigint' ? sequence.toString() : canonicalSequence(sequence);
+  const p = typeof sequence === 'bigint' ? { seq: sequence, sub: 0 } : toPosition(sequence);
+  const digits = p.seq.toString();
   if (digits.startsWith('-') || digits.length > SEQUENCE_WIDTH) {
     throw new FloeError(
       ErrorKind.DataInvalid,
@@ -190,7 +234,8 @@ export function padSequence(sequence: string | bigint): string {
       },
     );
   }
-  return digits.padStart(SEQUENCE_WIDTH, '0');
+  const padded = digits.padStart(SEQUENCE_WIDTH, '0');
+  return p.sub === 0 ? padded : `${padded}.${String(p.sub).padStart(SUB_WIDTH, '0')}`;
 }
 
 /** Inverse of `padSequence`. */
@@ -198,9 +243,10 @@ export function unpadSequence(padded: string): string {
   return canonicalSequence(padded);
 }
 
-/** The sequence number right after `sequence` (for exclusive lower bounds in sorted keys). */
+/** The smallest position after `sequence` (for exclusive lower bounds in sorted keys). */
 export function nextSequence(sequence: string): string {
-  return (toBigInt(sequence) + 1n).toString();
+  const p = toPosition(sequence);
+  return positionText({ seq: p.seq, sub: p.sub + 1 });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@
  * they stay strings and are compared as BigInt (`compareSequence`), never as JS numbers.
  */
 import { ErrorKind, FloeError } from '../errors.ts';
-import { compareSequence } from '../ports/ledger.ts';
+import { compareSequence, kinesisSequenceOf } from '../ports/ledger.ts';
 
 /** One element of `event.Records`, exactly as Lambda sends it. */
 export interface KinesisEventRecord {
@@ -208,7 +208,11 @@ export function batchItemFailures(failedSequenceNumbers: readonly string[]): Kin
     if (lowest === undefined) compareSequence(s, s);
     if (lowest === undefined || compareSequence(s, lowest) < 0) lowest = s;
   }
-  return { batchItemFailures: lowest === undefined ? [] : [{ itemIdentifier: lowest }] };
+  // A sub-record position (`seq.sub`: one record of a KPL aggregate …) names its Kinesis record,
+  // the only thing Lambda can retry from; the ledger skips the sub-records already staged.
+  return {
+    batchItemFailures: lowest === undefined ? [] : [{ itemIdentifier: kinesisSequenceOf(lowest) }],
+  };
 }
 
 /**

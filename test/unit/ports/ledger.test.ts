@@ -6,14 +6,17 @@ import {
   compareSequence,
   entryContent,
   isStaged,
+  kinesisSequenceOf,
   type LedgerEntry,
   nextSequence,
   normalizeEntry,
   padSequence,
   SEQUENCE_WIDTH,
   type StagedRange,
+  SUB_WIDTH,
   sameEntryContent,
   sameSequence,
+  subPosition,
   unbrokenRun,
   unpadSequence,
 } from '../../../lambdas/src/ports/ledger.ts';
@@ -62,18 +65,80 @@ describe('sequence numbers', () => {
     expect(Number(a)).toBe(Number(b));
     expect(compareSequence(a, b)).toBe(-1);
     expect(compareSequence('9', '10')).toBe(-1); // not lexical
-    expect(nextSequence(a)).toBe(b);
+    expect(nextSequence(a)).toBe(`${a}.1`); // the smallest position after a: its first sub-record
+    expect(compareSequence(nextSequence(a), b)).toBe(-1);
     expect(sameSequence(null, null)).toBe(true);
     expect(sameSequence('01', '1')).toBe(true);
     expect(sameSequence(null, '0')).toBe(false);
   });
 
   it('rejects what is not a decimal sequence number', () => {
-    for (const bad of ['', '-1', '1e5', '12a', ' 1', '1.0'])
+    for (const bad of ['', '-1', '1e5', '12a', ' 1', '1.', '.1', '1.2.3', `1.${'1'.repeat(11)}`])
       throwsKind(() => compareSequence(bad, '1'), ErrorKind.DataInvalid);
     throwsKind(() => padSequence('1'.repeat(SEQUENCE_WIDTH + 1)), ErrorKind.DataInvalid);
     throwsKind(() => padSequence(-1n), ErrorKind.DataInvalid);
     expect(padSequence('9'.repeat(SEQUENCE_WIDTH))).toBe('9'.repeat(SEQUENCE_WIDTH));
+  });
+});
+
+describe('positions of sub-records (seq.sub)', () => {
+  const sub = fc.oneof(
+    fc.constant(0),
+    fc.integer({ min: 1, max: 20 }),
+    fc.integer({ min: 0, max: 9_999_999_999 }),
+  );
+  const position = fc.tuple(sequence, sub);
+  const text = ([seq, k]: [bigint, number]) => subPosition(seq.toString(), k);
+
+  it('order as (seq, sub), in compareSequence and in the padded form alike', () => {
+    fc.assert(
+      fc.property(position, position, (a, b) => {
+        const expected = a[0] !== b[0] ? (a[0] < b[0] ? -1 : 1) : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0;
+        const [ta, tb] = [text(a), text(b)];
+        expect(compareSequence(ta, tb)).toBe(expected);
+        const [pa, pb] = [padSequence(ta), padSequence(tb)];
+        expect(pa < pb ? -1 : pa > pb ? 1 : 0).toBe(expected);
+        expect(unpadSequence(pa)).toBe(ta);
+        expect(canonicalSequence(ta)).toBe(ta);
+        expect(kinesisSequenceOf(ta)).toBe(a[0].toString());
+        // Nothing lies between a position and the next one.
+        const next = nextSequence(ta);
+        expect(compareSequence(ta, next)).toBe(-1);
+        if (compareSequence(ta, tb) < 0) expect(compareSequence(next, tb)).toBeLessThanOrEqual(0);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('seq.0 is seq: a plain record keeps the position it always had', () => {
+    expect(subPosition('42', 0)).toBe('42');
+    expect(canonicalSequence('42.0')).toBe('42');
+    expect(canonicalSequence('0042.0007')).toBe('42.7');
+    expect(padSequence('42.0')).toBe(padSequence('42'));
+    expect(compareSequence('42.9', '43')).toBe(-1);
+    expect(compareSequence('42.10', '42.9')).toBe(1); // sub-records compare as numbers
+    expect(padSequence('42.3')).toBe(`${'42'.padStart(SEQUENCE_WIDTH, '0')}.${'3'.padStart(SUB_WIDTH, '0')}`);
+    throwsKind(() => subPosition('42.1', 1), ErrorKind.DataInvalid);
+    throwsKind(() => subPosition('42', -1), ErrorKind.DataInvalid);
+  });
+
+  it('a chain of sub-record entries is unbroken across the Kinesis records it spans', () => {
+    const e = (first: string, last: string, previous: string | null): LedgerEntry => ({
+      table: 't',
+      shardId: 's',
+      firstSequence: first,
+      lastSequence: last,
+      previousLastSequence: previous,
+      files: [],
+      records: 1,
+      createdAtMs: 0,
+      status: 'staged',
+    });
+    const chain = [e('10', '10.4', null), e('10.5', '12', '10.4'), e('12.1', '12.7', '12')];
+    expect(unbrokenRun(chain, null)).toHaveLength(3);
+    expect(unbrokenRun(chain, '10.4')).toEqual(chain.slice(1));
+    expect(isStaged(chain, 't', '10.3')).toBe(true);
+    expect(isStaged(chain, 't', '12.8')).toBe(false);
   });
 });
 

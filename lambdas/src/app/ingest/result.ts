@@ -1,3 +1,5 @@
+import type { DeframeCounts } from '../../records/framing/deframe.ts';
+
 /** What one ingest of a batch reports: per table, per failure, and for the whole batch. */
 
 export interface TableIngest {
@@ -30,7 +32,12 @@ export interface IngestResult {
   readonly deadLetters: Readonly<Record<string, number>>;
   readonly tables: readonly TableIngest[];
   readonly failures: readonly IngestFailure[];
-  /** Report this as the batch item failure (the lowest sequence number not staged), if any. */
+  /**
+   * Report this as the batch item failure, if any: the Kinesis sequence number of the lowest
+   * position not staged (a sub-record's Kinesis record: Lambda re-delivers all of it).
+   */
   readonly failedSequence?: string;
   readonly oldestArrivalMs?: number;
+  /** Present when producers' framings were undone: what was found, and how many records they gave. */
+  readonly framing?: DeframeCounts & { readonly records: number };
 }
