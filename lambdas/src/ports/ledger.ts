@@ -243,10 +243,14 @@ export function unpadSequence(padded: string): string {
   return canonicalSequence(padded);
 }
 
+/** The largest sub-record number a position can hold (`SUB_WIDTH` digits). */
+const MAX_SUB = 10 ** SUB_WIDTH - 1;
+
 /** The smallest position after `sequence` (for exclusive lower bounds in sorted keys). */
 export function nextSequence(sequence: string): string {
   const p = toPosition(sequence);
-  return positionText({ seq: p.seq, sub: p.sub + 1 });
+  // Past the last sub-record of a Kinesis record comes the next sequence number itself.
+  return positionText(p.sub === MAX_SUB ? { seq: p.seq + 1n, sub: 0 } : { seq: p.seq, sub: p.sub + 1 });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -117,6 +117,7 @@ describe('positions of sub-records (seq.sub)', () => {
     expect(padSequence('42.0')).toBe(padSequence('42'));
     expect(compareSequence('42.9', '43')).toBe(-1);
     expect(compareSequence('42.10', '42.9')).toBe(1); // sub-records compare as numbers
+    expect(nextSequence('42.9999999999')).toBe('43'); // past the last sub-record: the next record
     expect(padSequence('42.3')).toBe(`${'42'.padStart(SEQUENCE_WIDTH, '0')}.${'3'.padStart(SUB_WIDTH, '0')}`);
     throwsKind(() => subPosition('42.1', 1), ErrorKind.DataInvalid);
     throwsKind(() => subPosition('42', -1), ErrorKind.DataInvalid);
