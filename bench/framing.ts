@@ -19,28 +19,30 @@ import {
   parseKinesisEvent,
 } from '../lambdas/src/records/kinesis-event.ts';
 import { envInt, fmtInt, median, type SummaryRow, sampleLines } from './common.ts';
-import { createLedger, type Dynamo, INGEST_CONFIG, pipeline, SHARD, STREAM_ARN } from './wiring.ts';
+import {
+  createLedger,
+  type Dynamo,
+  INGEST_CONFIG,
+  kinesisRecords,
+  pipeline,
+  SHARD,
+  STREAM_ARN,
+} from './wiring.ts';
 
 const EVENTS = envInt('BENCH_FRAMING_EVENTS', 10_000);
 const PER_AGGREGATE = envInt('BENCH_FRAMING_PER_AGGREGATE', 20);
 const PER_LOG_BATCH = envInt('BENCH_FRAMING_PER_LOG_BATCH', 100);
 const RUNS = envInt('BENCH_FRAMING_RUNS', 7);
-const SEQ_BASE = 49590338271490256608559692538361571095921575989136588898n;
 
 type Shape = 'plain' | 'kpl' | 'logs';
 const SHAPES: readonly Shape[] = ['plain', 'kpl', 'logs'];
 
 let next = 0;
+/** The payloads as one shard's records, each batch with fresh sequence numbers. */
 function records(payloads: readonly Uint8Array[]): KinesisBatchRecord[] {
-  const arrival = Date.now();
   const start = next;
   next += payloads.length;
-  return payloads.map((data, i) => ({
-    sequenceNumber: (SEQ_BASE + BigInt((start + i) * 1000)).toString(),
-    partitionKey: `pk-${(start + i) % 17}`,
-    arrivalMs: arrival + i,
-    data,
-  }));
+  return kinesisRecords(payloads, start);
 }
 
 function payloads(shape: Shape, lines: readonly string[]): Uint8Array[] {

@@ -230,14 +230,17 @@ export const STREAM_ARN = 'arn:aws:kinesis:us-east-1:000000000000:stream/floe-be
 /** Kinesis-like sequence numbers: 56 digits, far beyond 2^53, strictly increasing. */
 const SEQ_BASE = 49590338271490256608559692538361571095921575989136588898n;
 
-/** Records with sequence numbers from `startIndex` on (use a fresh range per batch). */
-export function kinesisRecords(lines: readonly string[], startIndex: number): KinesisBatchRecord[] {
+/** Records with sequence numbers from `startIndex` on (use a fresh range per batch); text is UTF-8 encoded. */
+export function kinesisRecords(
+  payloads: readonly (string | Uint8Array)[],
+  startIndex: number,
+): KinesisBatchRecord[] {
   const enc = new TextEncoder();
   const arrival = Date.now();
-  return lines.map((l, i) => ({
+  return payloads.map((p, i) => ({
     sequenceNumber: (SEQ_BASE + BigInt((startIndex + i) * 1000)).toString(),
     partitionKey: `pk-${(startIndex + i) % 17}`,
     arrivalMs: arrival + i,
-    data: enc.encode(l),
+    data: typeof p === 'string' ? enc.encode(p) : p,
   }));
 }

@@ -7,7 +7,6 @@
  * table's watermark equals the end of its ledger chain on every shard, and every table passes the
  * independent Iceberg validator with every snapshot walked.
  */
-import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitTable, runCommitter, type TableCommitResult } from '../../lambdas/src/app/committer.ts';
@@ -46,15 +45,9 @@ import {
   type Shard,
 } from '../helpers/fault-harness.ts';
 import { type FaultRule, Faults, gate, ManualClock, Rng } from '../helpers/faults.ts';
+import { awslabsAggregate } from '../helpers/kpl.ts';
 import { batchOf, committedIds, records } from '../helpers/pipeline.ts';
 import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
-
-const kinesisAgg = createRequire(import.meta.url)('aws-kinesis-agg') as {
-  RecordAggregator: new () => {
-    addUserRecord(r: { partitionKey: string; data: Buffer }): void;
-    build(): { data: Buffer };
-  };
-};
 
 let dynamo: LocalDynamo;
 const dirs: (() => void)[] = [];
@@ -904,11 +897,7 @@ describe('exactly once under fault injection', () => {
 
 /** KPL aggregated records as the awslabs `aws-kinesis-agg` module writes them (not our encoder). */
 function kplOf(lines: readonly string[]): Uint8Array {
-  const aggregator = new kinesisAgg.RecordAggregator();
-  lines.forEach((l, i) => {
-    aggregator.addUserRecord({ partitionKey: `user-${i % 5}`, data: Buffer.from(l) });
-  });
-  return new Uint8Array(aggregator.build().data);
+  return awslabsAggregate(lines.map((l, i) => ({ partitionKey: `user-${i % 5}`, data: Buffer.from(l) })));
 }
 
 /** A shard whose Kinesis records each hold 1–25 events: KPL aggregates, gzip NDJSON, or one plain event. */

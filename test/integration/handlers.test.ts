@@ -4,7 +4,6 @@
  * Powertools Logger and Metrics whose JSON output (logs, EMF) is captured from stdout / stderr.
  * Faults are injected with a ledger decorator, never by mocking the apps.
  */
-import { createRequire } from 'node:module';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -22,6 +21,7 @@ import type { AppendOutcome, Ledger, LedgerEntry, StagedRange } from '../../lamb
 import { buildKinesisEvent, type KinesisEvent } from '../../lambdas/src/records/kinesis-event.ts';
 import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
 import { generate, groupByTable, type Json, sorted, tableOf, tempDir } from '../helpers/e2e.ts';
+import { awslabsAggregate } from '../helpers/kpl.ts';
 import { committedIds, type Pipeline, records, startPipeline } from '../helpers/pipeline.ts';
 
 const SHARD = 'shardId-000000000003';
@@ -111,14 +111,6 @@ function metric(name: string, dim?: string, value?: string): Emf[] {
 }
 
 // ---- wiring ----
-
-/** The awslabs KPL aggregation module: aggregates written by code we did not write. */
-const kinesisAgg = createRequire(import.meta.url)('aws-kinesis-agg') as {
-  RecordAggregator: new () => {
-    addUserRecord(r: { partitionKey: string; data: Buffer }): void;
-    build(): { data: Buffer };
-  };
-};
 
 function dir(): string {
   const t = tempDir('floe-handlers-');
@@ -356,12 +348,13 @@ describe('ingest + committer handlers', () => {
     const { logger, metrics } = tools();
     const v1 = generate(200, 'v1', 22);
     // 10 aggregates of 20 user records each, written by the awslabs module.
-    const aggregates = Array.from({ length: 10 }, (_, a) => {
-      const agg = new kinesisAgg.RecordAggregator();
-      for (const [i, l] of v1.lines.slice(a * 20, a * 20 + 20).entries())
-        agg.addUserRecord({ partitionKey: `u-${a}-${i}`, data: Buffer.from(l) });
-      return new Uint8Array(agg.build().data);
-    });
+    const aggregates = Array.from({ length: 10 }, (_, a) =>
+      awslabsAggregate(
+        v1.lines
+          .slice(a * 20, a * 20 + 20)
+          .map((l, i) => ({ partitionKey: `u-${a}-${i}`, data: Buffer.from(l) })),
+      ),
+    );
     const recs = records(aggregates, 0);
     // The failing table: its first user record is not the first of its aggregate.
     const firstOf = new Map<string, number>();

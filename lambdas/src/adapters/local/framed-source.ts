@@ -7,13 +7,12 @@
  */
 import { open } from 'node:fs/promises';
 import * as zlib from 'node:zlib';
-import { createGunzip } from 'node:zlib';
 import { Decompress } from 'fzstd';
 import type { FloeConfig } from '../../config.ts';
 import type { DeadLetter } from '../../engine/dead-letters.ts';
 import { looksLikeLogBatch } from '../../records/framing/cloudwatch-logs.ts';
-import { type Compression, compressionOf } from '../../records/framing/compression.ts';
-import { deframe } from '../../records/framing/deframe.ts';
+import { type Compression, compressionOf, inflate } from '../../records/framing/compression.ts';
+import { deframe, deframeOptionsOf } from '../../records/framing/deframe.ts';
 import { looksLikeEvent } from '../../records/framing/eventbridge.ts';
 
 export interface FileFraming {
@@ -36,7 +35,7 @@ export async function sniffFraming(path: string, config: FloeConfig): Promise<Fi
   const first = firstLine(text);
   const framedLines =
     first !== undefined &&
-    ((framings.has('cloudwatch-logs') && looksLikeLogBatch(utf8.decode(first))) ||
+    ((framings.has('cloudwatch-logs') && looksLikeLogBatch(first)) ||
       (framings.has('eventbridge') && looksLikeEvent(first)));
   if (compression === undefined && !framedLines) return undefined;
   return { ...(compression === undefined ? {} : { compression }), framedLines };
@@ -54,6 +53,7 @@ export async function* framedLines(
   reject: (d: DeadLetter) => void | Promise<void>,
 ): AsyncGenerator<string[]> {
   const bytes = framing.compression === undefined ? chunks : inflate(chunks, framing.compression);
+  const opts = deframeOptionsOf(config);
   let line = 0;
   for await (const lines of splitLines(bytes)) {
     const out: string[] = [];
@@ -63,11 +63,7 @@ export async function* framedLines(
         out.push(utf8.decode(l));
         continue;
       }
-      const d = deframe([{ sequenceNumber: String(line), partitionKey: '', arrivalMs: 0, data: l }], {
-        framings: config.source.framings,
-        maxDecompressedBytes: config.source.maxDecompressedBytes,
-        maxDepth: config.limits.maxNestingDepth,
-      });
+      const d = deframe([{ sequenceNumber: String(line), partitionKey: '', arrivalMs: 0, data: l }], opts);
       for (const r of d.records) out.push(utf8.decode(r.data));
       for (const x of d.rejected) {
         await reject({ source, line, reason: x.reason, detail: x.detail, raw: utf8.decode(l) });
@@ -116,36 +112,6 @@ function firstLine(bytes: Uint8Array): Uint8Array | undefined {
     start = end + 1;
   }
   return undefined;
-}
-
-/** Decompresses a stream of chunks (gzip: zlib; zstd: Node's own where it has one, else fzstd). */
-async function* inflate(chunks: AsyncIterable<Uint8Array>, kind: Compression): AsyncGenerator<Uint8Array> {
-  const nodeZstd = (zlib as unknown as { createZstdDecompress?: () => NodeJS.ReadWriteStream })
-    .createZstdDecompress;
-  if (kind === 'gzip' || nodeZstd) {
-    const z = kind === 'gzip' ? createGunzip() : nodeZstd!();
-    const feed = (async () => {
-      for await (const c of chunks) if (!z.write(c)) await new Promise((r) => z.once('drain', r));
-      z.end();
-    })();
-    feed.catch((e: unknown) => (z as unknown as { destroy(e: unknown): void }).destroy(e));
-    for await (const out of z as AsyncIterable<Uint8Array>) yield out;
-    await feed;
-    return;
-  }
-  let parts: Uint8Array[] = [];
-  const d = new Decompress((c) => {
-    parts.push(c);
-  });
-  for await (const c of chunks) {
-    d.push(c);
-    if (parts.length > 0) {
-      yield* parts;
-      parts = [];
-    }
-  }
-  d.push(new Uint8Array(0), true);
-  yield* parts;
 }
 
 /** Non-blank lines (LF or CRLF) of a byte stream, one batch per chunk. */

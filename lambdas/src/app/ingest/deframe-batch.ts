@@ -5,7 +5,7 @@
  */
 import type { DeadLetterRecord } from '../../ports/dead-letters.ts';
 import { streamDeadLetter } from '../../ports/dead-letters.ts';
-import { type DeframeCounts, deframe } from '../../records/framing/deframe.ts';
+import { type DeframeCounts, deframe, deframeOptionsOf } from '../../records/framing/deframe.ts';
 import type { KinesisBatch } from '../../records/kinesis-event.ts';
 import type { IngestDeps } from './deps.ts';
 import { countDeadLetters } from './letters.ts';
@@ -19,12 +19,7 @@ export interface DeframedBatch {
 }
 
 export function deframeBatch(deps: Pick<IngestDeps, 'config'>, batch: KinesisBatch): DeframedBatch {
-  const { source, limits } = deps.config;
-  const out = deframe(batch.records, {
-    framings: source.framings,
-    maxDecompressedBytes: source.maxDecompressedBytes,
-    maxDepth: limits.maxNestingDepth,
-  });
+  const out = deframe(batch.records, deframeOptionsOf(deps.config));
   const dead = out.rejected.map((x, i) =>
     streamDeadLetter(
       { ...x.record, shardId: batch.shardId },

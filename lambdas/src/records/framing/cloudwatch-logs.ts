@@ -30,9 +30,13 @@ export interface LogEvent {
   readonly json: string;
 }
 
-/** A cheap look at the start of a text: could it be a subscription batch (then `readLogBatch` decides)? */
-export function looksLikeLogBatch(head: string): boolean {
-  return head.slice(0, 256).includes('"messageType"');
+/**
+ * A cheap look at a payload's first 256 bytes, without decoding them: could it be a subscription
+ * batch (then `readLogBatch` decides)? AWS writes `messageType` as the batch's first key.
+ */
+export function looksLikeLogBatch(bytes: Uint8Array): boolean {
+  if (bytes[0] !== 0x7b) return false;
+  return Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 256)).includes('"messageType"');
 }
 
 /**

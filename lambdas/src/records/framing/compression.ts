@@ -2,7 +2,8 @@
  * Compressed payloads, recognised by their magic bytes: gzip (`1F 8B`, RFC 1952; concatenated
  * members are one stream) and Zstandard (`28 B5 2F FD`, RFC 8878). Decompression is bounded: past
  * `maxBytes` of output it stops and says so, so a small record that inflates without end (a
- * "zip bomb") costs at most that much memory and becomes a dead letter.
+ * "zip bomb") costs at most that much memory and becomes a dead letter. A file `floe load` reads
+ * is inflated as a stream instead (`inflate`), a chunk at a time, with no bound on its total.
  *
  * zstd: Node's own decoder where it has one (22.15+), else `fzstd` (pure JavaScript, decompression
  * only, ~30 KB), fed in slices so that the bound holds while it inflates.
@@ -40,14 +41,18 @@ function gunzip(bytes: Uint8Array, maxBytes: number): Decompressed {
   return { ok: true, bytes: zlib.gunzipSync(bytes, { maxOutputLength: maxBytes }) };
 }
 
-type NodeZstd = (buf: Uint8Array, opts: { maxOutputLength: number }) => Buffer;
-const nodeZstd = (zlib as unknown as { zstdDecompressSync?: NodeZstd }).zstdDecompressSync;
+/** Node's own zstd decoder (22.15+), when the runtime has it. */
+const nodeZstd = zlib as unknown as {
+  zstdDecompressSync?: (buf: Uint8Array, opts: { maxOutputLength: number }) => Buffer;
+  createZstdDecompress?: () => NodeJS.ReadWriteStream;
+};
 
 class TooLarge extends Error {}
 const SLICE = 64 * 1024;
 
 function unzstd(bytes: Uint8Array, maxBytes: number): Decompressed {
-  if (nodeZstd) return { ok: true, bytes: nodeZstd(bytes, { maxOutputLength: maxBytes }) };
+  if (nodeZstd.zstdDecompressSync)
+    return { ok: true, bytes: nodeZstd.zstdDecompressSync(bytes, { maxOutputLength: maxBytes }) };
   const parts: Uint8Array[] = [];
   let total = 0;
   let finished = false;
@@ -83,4 +88,39 @@ function tooLarge(kind: Compression, bytes: Uint8Array, maxBytes: number): Decom
 
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * Decompresses a stream of chunks, unbounded (a file `floe load` reads as it goes): gzip with zlib,
+ * zstd with Node's own decoder where it has one, else fzstd.
+ */
+export async function* inflate(
+  chunks: AsyncIterable<Uint8Array>,
+  kind: Compression,
+): AsyncGenerator<Uint8Array> {
+  const streamZstd = nodeZstd.createZstdDecompress;
+  if (kind === 'gzip' || streamZstd) {
+    const z = kind === 'gzip' ? zlib.createGunzip() : streamZstd!();
+    const feed = (async () => {
+      for await (const c of chunks) if (!z.write(c)) await new Promise((r) => z.once('drain', r));
+      z.end();
+    })();
+    feed.catch((e: unknown) => (z as unknown as { destroy(e: unknown): void }).destroy(e));
+    for await (const out of z as AsyncIterable<Uint8Array>) yield out;
+    await feed;
+    return;
+  }
+  let parts: Uint8Array[] = [];
+  const d = new Decompress((c) => {
+    parts.push(c);
+  });
+  for await (const c of chunks) {
+    d.push(c);
+    if (parts.length > 0) {
+      yield* parts;
+      parts = [];
+    }
+  }
+  d.push(new Uint8Array(0), true);
+  yield* parts;
 }

@@ -19,6 +19,7 @@
  * payload, an invalid CloudWatch Logs batch. `CONTROL_MESSAGE` batches yield nothing and are
  * counted. Pure: no I/O.
  */
+import type { FloeConfig } from '../../config.ts';
 import { DeadLetterReason } from '../../engine/dead-letters.ts';
 import { subPosition } from '../../ports/ledger.ts';
 import type { KinesisBatchRecord } from '../kinesis-event.ts';
@@ -43,6 +44,15 @@ export interface DeframeOptions {
   readonly maxDecompressedBytes?: number;
   /** Nesting limit when parsing envelopes and structured log messages. */
   readonly maxDepth?: number;
+}
+
+/** The options a config gives: its `source` section, and its nesting limit for the envelopes. */
+export function deframeOptionsOf(config: Pick<FloeConfig, 'source' | 'limits'>): DeframeOptions {
+  return {
+    framings: config.source.framings,
+    maxDecompressedBytes: config.source.maxDecompressedBytes,
+    maxDepth: config.limits.maxNestingDepth,
+  };
 }
 
 /** Why a record could not be deframed (dead-letter reasons). */
@@ -153,13 +163,8 @@ function mayBeFramed(data: Uint8Array, framings: ReadonlySet<Framing>): boolean 
   if (b !== 0x7b) return false;
   return (
     (framings.has('eventbridge') && looksLikeEvent(data)) ||
-    (framings.has('cloudwatch-logs') && looksLikeLogBatch(headText(data)))
+    (framings.has('cloudwatch-logs') && looksLikeLogBatch(data))
   );
-}
-
-/** The first bytes as text: enough for the shape checks, without decoding a whole record. */
-function headText(data: Uint8Array): string {
-  return utf8.decode(data.subarray(0, 256));
 }
 
 /**
@@ -187,7 +192,7 @@ function deframeOne(ctx: Context, r: KinesisBatchRecord): KinesisBatchRecord[] {
 function payload(ctx: Context, r: KinesisBatchRecord): KinesisBatchRecord[] {
   const kind = compressionOf(r.data);
   if (kind !== undefined && ctx.framings.has(kind)) return decompressed(ctx, r, kind);
-  if (ctx.framings.has('cloudwatch-logs') && r.data[0] === 0x7b && looksLikeLogBatch(headText(r.data))) {
+  if (ctx.framings.has('cloudwatch-logs') && looksLikeLogBatch(r.data)) {
     // A batch as text (a file of them replayed with `floe send`, or `floe load`).
     return logBatch(ctx, r, utf8.decode(r.data)) ?? [r];
   }
@@ -208,7 +213,7 @@ function decompressed(ctx: Context, r: KinesisBatchRecord, kind: Compression): K
     return reject(ctx, r, reason, d.detail);
   }
   ctx.counts.decompressed++;
-  if (ctx.framings.has('cloudwatch-logs') && d.bytes[0] === 0x7b && looksLikeLogBatch(headText(d.bytes))) {
+  if (ctx.framings.has('cloudwatch-logs') && looksLikeLogBatch(d.bytes)) {
     const events = logBatch(ctx, r, utf8.decode(d.bytes));
     if (events !== undefined) return events;
   }

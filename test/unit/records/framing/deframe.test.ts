@@ -1,17 +1,10 @@
-import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareSequence, kinesisSequenceOf } from '../../../../lambdas/src/ports/ledger.ts';
 import { deframe } from '../../../../lambdas/src/records/framing/deframe.ts';
 import type { KinesisBatchRecord } from '../../../../lambdas/src/records/kinesis-event.ts';
-
-const agg = createRequire(import.meta.url)('aws-kinesis-agg') as {
-  RecordAggregator: new () => {
-    addUserRecord(r: { partitionKey: string; data: Buffer }): void;
-    build(): { data: Buffer };
-  };
-};
+import { awslabsAggregate } from '../../../helpers/kpl.ts';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -29,11 +22,9 @@ interface Produced {
 const event = fc.record({ event_type: fc.constantFrom('order', 'user'), id: fc.nat(), note: fc.string() });
 
 function kpl(events: readonly unknown[]): Uint8Array {
-  const a = new agg.RecordAggregator();
-  events.forEach((e, i) => {
-    a.addUserRecord({ partitionKey: `k${i % 3}`, data: Buffer.from(JSON.stringify(e)) });
-  });
-  return new Uint8Array(a.build().data);
+  return awslabsAggregate(
+    events.map((e, i) => ({ partitionKey: `k${i % 3}`, data: Buffer.from(JSON.stringify(e)) })),
+  );
 }
 
 const logBatch = (events: readonly { message: string }[], control = false) =>

@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -7,19 +7,7 @@ import {
   isAggregate,
   KPL_MAGIC,
 } from '../../../../lambdas/src/records/framing/kpl.ts';
-
-/** The awslabs module (the KPL's own format, written and read by code we did not write). */
-const agg = createRequire(import.meta.url)('aws-kinesis-agg') as {
-  RecordAggregator: new () => {
-    addUserRecord(r: { partitionKey: string; explicitHashKey?: string; data: Buffer }): void;
-    build(): { partitionKey: string; data: Buffer };
-  };
-  deaggregateSync(
-    r: { data: string; partitionKey: string; sequenceNumber: string },
-    computeChecksums: boolean,
-    cb: (err: unknown, records?: { partitionKey: string; data: string }[]) => void,
-  ): void;
-};
+import { awslabs, awslabsAggregate } from '../../../helpers/kpl.ts';
 
 const userRecord = fc.record(
   {
@@ -34,9 +22,7 @@ describe('KPL aggregated records', () => {
   it('reads what the awslabs aggregator writes: every user record, in order, byte for byte', () => {
     fc.assert(
       fc.property(fc.array(userRecord, { minLength: 1, maxLength: 40 }), (records) => {
-        const a = new agg.RecordAggregator();
-        for (const r of records) a.addUserRecord({ ...r, data: Buffer.from(r.data) });
-        const bytes = new Uint8Array(a.build().data);
+        const bytes = awslabsAggregate(records);
         expect(isAggregate(bytes)).toBe(true);
         const out = deaggregate(bytes);
         expect(out.ok).toBe(true);
@@ -71,7 +57,7 @@ describe('KPL aggregated records', () => {
       fc.property(fc.array(userRecord, { minLength: 1, maxLength: 40 }), (records) => {
         const bytes = aggregate(records);
         let read: { partitionKey: string; data: string }[] | undefined;
-        agg.deaggregateSync(
+        awslabs.deaggregateSync(
           { data: Buffer.from(bytes).toString('base64'), partitionKey: 'p', sequenceNumber: '1' },
           true,
           (err, rs) => {
@@ -112,18 +98,16 @@ describe('KPL aggregated records', () => {
   it('a well-formed checksum over a broken protobuf is corrupt too, and says why', () => {
     // Magic + a body whose only field claims 100 bytes it does not have + the body's true MD5.
     const body = Uint8Array.of(0x1a, 100, 1, 2, 3);
-    const digest = new Uint8Array(require('node:crypto').createHash('md5').update(body).digest());
+    const digest = new Uint8Array(createHash('md5').update(body).digest());
     const out = deaggregate(Uint8Array.from([...KPL_MAGIC, ...body, ...digest]));
     expect(out).toEqual({ ok: false, detail: expect.stringContaining('runs past the end') });
     // An index past the partition key table.
     const rec = Uint8Array.of(0x08, 5, 0x1a, 1, 0x7b);
     const body2 = Uint8Array.of(0x0a, 1, 0x61, 0x1a, rec.length, ...rec);
-    const d2 = new Uint8Array(require('node:crypto').createHash('md5').update(body2).digest());
+    const d2 = new Uint8Array(createHash('md5').update(body2).digest());
     expect(deaggregate(Uint8Array.from([...KPL_MAGIC, ...body2, ...d2]))).toEqual({
       ok: false,
       detail: expect.stringContaining('partition key index 5 of 1'),
     });
   });
 });
-
-const require = createRequire(import.meta.url);
