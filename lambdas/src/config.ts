@@ -438,11 +438,50 @@ function parseUpsert(v: unknown): Record<string, UpsertSpec> | undefined {
   return Object.keys(out).length === 0 ? undefined : out;
 }
 
-/** The upsert spec of the table a routing key names (by `namespace.name`, then by name). */
+/**
+ * The upsert spec of the table a routing key names (by `namespace.name`, then by name): the
+ * configured one, else the one its data declared (a DynamoDB-fed table, {@link changeTableSpec}).
+ */
 export function upsertFor(config: FloeConfig, table: string): UpsertSpec | undefined {
   const u = config.upsert;
-  if (u === undefined) return undefined;
-  return ownEntry(u, table) ?? ownEntry(u, bareTableName(table));
+  const configured = u === undefined ? undefined : (ownEntry(u, table) ?? ownEntry(u, bareTableName(table)));
+  if (configured) return configured;
+  const declared = declaredChangeTables.get(config);
+  return declared?.get(table) ?? declared?.get(bareTableName(table));
+}
+
+/**
+ * Upsert tables their data declares, per config object: a DynamoDB change record names its table
+ * and key (records/dynamodb-change.ts), so such a table needs no config. Noted when the first
+ * change is read (ingest, `floe load`) or a pending fragment says so (the committer); the table
+ * itself keeps the key as its identifier fields.
+ */
+const declaredChangeTables = new WeakMap<FloeConfig, Map<string, UpsertSpec>>();
+
+/**
+ * The upsert spec of a DynamoDB-fed table: its configured key if the config names the table,
+ * else the key the first change declared (`key`: that change's `Keys` names), noted for later
+ * changes, which must agree (change-event.ts refuses one keyed otherwise).
+ */
+export function changeTableSpec(config: FloeConfig, table: string, key: readonly string[]): UpsertSpec {
+  const u = config.upsert;
+  const configured = u === undefined ? undefined : (ownEntry(u, table) ?? ownEntry(u, bareTableName(table)));
+  if (configured)
+    return configured.envelope === 'dynamodb' ? configured : { key: configured.key, envelope: 'dynamodb' };
+  return declareChangeTable(config, table, { key: [...key], envelope: 'dynamodb' });
+}
+
+/** Notes `spec` as the upsert spec `table`'s data declared (unless one is noted: that one stays). */
+export function declareChangeTable(config: FloeConfig, table: string, spec: UpsertSpec): UpsertSpec {
+  let known = declaredChangeTables.get(config);
+  if (!known) {
+    known = new Map();
+    declaredChangeTables.set(config, known);
+  }
+  const noted = known.get(table);
+  if (noted) return noted;
+  if (spec.key.length > 0) known.set(table, spec);
+  return spec;
 }
 
 function optional<K extends string, V>(key: K, v: V | undefined): { [P in K]?: V } {

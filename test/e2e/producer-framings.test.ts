@@ -1,18 +1,22 @@
 /**
  * Producers as they really write (issue 20), through `floe local up` (kinesalite, the ingest and
  * committer handlers, dynalite): KPL aggregates (`floe send --aggregate`), gzip payloads
- * (`--gzip`), CloudWatch Logs subscription batches (gzip JSON, control messages among them) and
- * EventBridge events, all on one stream with no configuration. Every user record lands exactly
+ * (`--gzip`), CloudWatch Logs subscription batches (gzip JSON, control messages among them),
+ * EventBridge events and a DynamoDB table's change log (shuffled, some twice), all on one stream
+ * with no configuration. Every user record lands exactly
  * once, read back with `floe query`.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createKinesisClient } from '../../lambdas/src/adapters/aws/kinesis-producer.ts';
 import { openQueryEngine } from '../../lambdas/src/cli/query-command.ts';
 import { sendCommand } from '../../lambdas/src/cli/send-command.ts';
 import { openWarehouse } from '../../lambdas/src/cli/warehouse.ts';
 import { isAggregate } from '../../lambdas/src/records/framing/kpl.ts';
+import { dynamoDbStreamArb, finalState, itemKey, itemState, rowState } from '../fuzz/dynamodb-streams.ts';
 import { tempDir } from '../helpers/e2e.ts';
 import { Rng } from '../helpers/faults.ts';
 import { readStream } from '../helpers/kinesis-records.ts';
@@ -87,6 +91,13 @@ function files(dir: string, rng: Rng) {
       detail: { event_type: 'shipment', shipment_id: i, carrier: i % 2 ? 'ups' : 'dhl' },
     }),
   );
+  // A DynamoDB table's change log as Kinesis Data Streams for DynamoDB writes it, shuffled and
+  // with duplicates (as that stream may deliver it).
+  const [changes] = fc.sample(dynamoDbStreamArb({ maxKeys: 10, minHistories: 40, maxHistories: 60 }), {
+    seed: 20,
+    numRuns: 1,
+  });
+  if (!changes) throw new Error('no change stream');
   const write = (name: string, lines: string[]) => {
     const path = join(dir, name);
     writeFileSync(path, `${lines.join('\n')}\n`);
@@ -97,12 +108,14 @@ function files(dir: string, rng: Rng) {
     users: write('users.ndjson', users),
     logs: write('logs.ndjson', batches),
     bridge: write('bridge.ndjson', bridge),
+    changes: write('dynamodb-changes.ndjson', [...changes.lines]),
+    finalState: new Map([...finalState(changes.changes)].map(([k, item]) => [k, itemState(item)])),
     logEvents: logId,
   };
 }
 
 describe('producers as they write, through floe local up', () => {
-  it('KPL aggregates, gzip, CloudWatch Logs batches and EventBridge events land exactly once', async () => {
+  it('KPL aggregates, gzip, CloudWatch Logs batches, EventBridge events and DynamoDB changes land exactly once', async () => {
     const tmp = tempDir('floe-framings-');
     const dir = join(tmp.dir, 'wh');
     const input = files(tmp.dir, new Rng(20));
@@ -120,6 +133,7 @@ describe('producers as they write, through floe local up', () => {
       await sendCommand([input.users], { ...quiet, gzip: true }, () => undefined);
       await sendCommand([input.logs], { ...quiet, gzip: true }, () => undefined);
       await sendCommand([input.bridge], { ...quiet, aggregate: true, gzip: true }, () => undefined);
+      await sendCommand([input.changes], quiet, () => undefined);
       // What went on the wire is framed as producers frame it.
       const client = createKinesisClient({ endpoint: endpoint! });
       const onWire = await readStream(client, 'floe-events').finally(() => client.destroy());
@@ -140,6 +154,14 @@ describe('producers as they write, through floe local up', () => {
         if (Object.entries(expected).every(([t, n]) => (counts[t] ?? 0) >= n)) break;
       }
       expect(counts).toEqual(expected);
+      // The DynamoDB-fed table: the source table's final state, whatever order the changes took.
+      let state = new Map<string, string>();
+      for (let i = 0; i < 100; i++) {
+        state = await musicState(wh);
+        if (isDeepStrictEqual(state, input.finalState)) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(state).toEqual(input.finalState);
       const engine = await openQueryEngine(wh);
       try {
         const q = async (sql: string) => (await engine.query(sql)).rows;
@@ -172,6 +194,18 @@ describe('producers as they write, through floe local up', () => {
     }
   }, 120_000);
 });
+
+async function musicState(wh: ReturnType<typeof openWarehouse>): Promise<Map<string, string>> {
+  const engine = await openQueryEngine(wh);
+  try {
+    const tables = (await engine.query('SELECT table_name AS t FROM information_schema.tables')).rows;
+    if (!tables.some((r) => r.t === 'music_catalog')) return new Map();
+    const rows = (await engine.query('SELECT * FROM music_catalog')).rows;
+    return new Map(rows.map((r) => [itemKey(String(r.artist), BigInt(r.songid as bigint)), rowState(r)]));
+  } finally {
+    engine.close();
+  }
+}
 
 async function countsOf(
   wh: ReturnType<typeof openWarehouse>,

@@ -45,7 +45,7 @@ describe('parseConfig defaults', () => {
       typeConflict: { default: 'dead-letter', tables: {} },
       limits: { maxRecordBytes: 1_048_576, maxNestingDepth: 32, maxColumnsPerTable: 1_000 },
       source: {
-        framings: new Set(['kpl', 'gzip', 'zstd', 'cloudwatch-logs', 'eventbridge']),
+        framings: new Set(['kpl', 'gzip', 'zstd', 'cloudwatch-logs', 'eventbridge', 'dynamodb']),
         maxDecompressedBytes: 64 * 1024 * 1024,
       },
     });
@@ -59,11 +59,11 @@ describe('parseConfig defaults', () => {
       'gzip',
     ]);
     expect(parseConfig({ source: { framings: 'auto', maxDecompressedBytes: 4096 } }).source).toEqual({
-      framings: new Set(['kpl', 'gzip', 'zstd', 'cloudwatch-logs', 'eventbridge']),
+      framings: new Set(['kpl', 'gzip', 'zstd', 'cloudwatch-logs', 'eventbridge', 'dynamodb']),
       maxDecompressedBytes: 4096,
     });
     expect(() => parseConfig({ source: { framings: ['kpl', 'lz4'] } })).toThrow(
-      /config key 'source.framings': expected 'auto', 'none' or a list of kpl, gzip, zstd, cloudwatch-logs, eventbridge, got "lz4"/,
+      /config key 'source.framings': expected 'auto', 'none' or a list of kpl, gzip, zstd, cloudwatch-logs, eventbridge, dynamodb, got "lz4"/,
     );
     expect(() => parseConfig({ source: { maxDecompressedBytes: 10 } })).toThrow(
       /source.maxDecompressedBytes/,

@@ -9,7 +9,9 @@
  * crashed attempt) already committed are never taken twice; the catalog's compare-and-swap is the
  * only arbiter. The lease only keeps committers from wasting work on each other.
  */
+
 import {
+  declareChangeTable,
   type FloeConfig,
   hasRecordRules,
   hintsFor,
@@ -20,6 +22,7 @@ import {
 import { type CommitDeps, commitAppend } from '../engine/append.ts';
 import { forEachBounded } from '../engine/bounded.ts';
 import { type DeadLetter, DeadLetterReason } from '../engine/dead-letters.ts';
+import type { UpsertCounts } from '../engine/generic-stage.ts';
 import {
   coercionSummary,
   convertRecords,
@@ -54,6 +57,7 @@ import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
 import type { StructType } from '../iceberg/types.ts';
 import type { Row } from '../iceberg/values.ts';
 import type { LoadedTable } from '../ports/catalog.ts';
+import type { ChangeVersions } from '../ports/change-versions.ts';
 import {
   type DeadLetterRecord,
   type DeadLetterStore,
@@ -86,6 +90,11 @@ export interface CommitterDeps extends CommitDeps {
   readonly deadLetters: DeadLetterStore;
   /** Required for `format: avro-gsr`. */
   readonly registry?: SchemaRegistry;
+  /**
+   * Where versioned change tables (DynamoDB change records) keep each key's newest version
+   * (default: files beside the table, engine/key-versions.ts; on AWS the ledger table).
+   */
+  readonly changeVersions?: ChangeVersions;
   /** Who holds leases (e.g. the Lambda request id). */
   readonly owner: string;
   /** Lease per table (default 120 s); renewed before every commit attempt. */
@@ -119,7 +128,7 @@ export interface TableCommitResult {
   /** Pending records rewritten with the evolved field ids. */
   readonly rewritten: number;
   /** Upsert tables: keys whose last change in this commit upserted a row / deleted it. */
-  readonly upserts?: { readonly upserted: number; readonly deleted: number };
+  readonly upserts?: UpsertCounts;
   readonly deadLetters: Readonly<Record<string, number>>;
   readonly schemaChanges: readonly string[];
   readonly snapshotId?: bigint;
@@ -143,7 +152,7 @@ interface Prepared {
   readonly rewritten: number;
   readonly deadLetters: Record<string, number>;
   readonly changes: string[];
-  readonly upserts?: { readonly upserted: number; readonly deleted: number };
+  readonly upserts?: UpsertCounts;
   readonly oldestArrivalMs?: number;
   readonly pendingFiles: string[];
   /** Files this attempt wrote (rewritten data): orphans if the attempt loses. */
@@ -399,7 +408,12 @@ async function decodePending(
         if (f.kind !== 'pending') continue;
         let p = cache.get(f.uri);
         if (!p) {
-          p = deps.store.get(f.uri).then((b) => decodeFragment(b, f.uri).records);
+          p = deps.store.get(f.uri).then((b) => {
+            const { header, records } = decodeFragment(b, f.uri);
+            // A table its data declared an upsert table (DynamoDB changes): its key, from the ingest.
+            if (header.upsert) declareChangeTable(deps.config, table, header.upsert);
+            return records;
+          });
           cache.set(f.uri, p);
         }
         for (const record of await p) items.push({ shardId, record });
@@ -513,6 +527,7 @@ function pendingRecord(d: Extract<Decoded, { kind: 'json' }>, ordinal: number): 
     raw: d.item.record.value ?? new TextDecoder().decode(d.item.record.data),
     value: d.value,
     ...(d.item.record.op === undefined ? {} : { op: d.item.record.op }),
+    ...(d.item.record.version === undefined ? {} : { version: d.item.record.version }),
   };
 }
 

@@ -386,7 +386,7 @@ type Routed = { readonly record: DeadLetterRecord } & (
  * know which table each record went to).
  */
 function routeEach(config: FloeConfig, records: readonly DeadLetterRecord[]): Map<string, Routed> {
-  const router = compileRouter(config.routing);
+  const router = compileRouter(config.routing, { dynamodb: config.source.framings.has('dynamodb') });
   const out = new Map<string, Routed>();
   for (const record of records) {
     let value: JsonValue;

@@ -63,7 +63,7 @@ export function renderReport(
     if (!t.upserts) continue;
     const id = outcome.idOfResult(t);
     lines.push(
-      `upsert table ${id.namespace}.${t.table}: ${t.upserts.upserted} key(s) inserted or replaced, ${t.upserts.deleted} deleted (the last change of each key)`,
+      `upsert table ${id.namespace}.${t.table}: ${t.upserts.upserted} key(s) inserted or replaced, ${t.upserts.deleted} deleted (the last change of each key)${t.upserts.superseded ? `; ${t.upserts.superseded} change(s) older than the key's newest committed one dropped` : ''}`,
     );
   }
   for (const f of report.failures) {

@@ -122,6 +122,8 @@ export class FastPath {
   /** Tables that received records, with their batches. */
   readonly tables = new Map<string, ColumnarTableBatch>();
   private readonly scanner: ShapeScanner;
+  /** Whether DynamoDB change records are read as changes (`source.framings`). */
+  private readonly dynamodb: boolean;
   private readonly cfg: FloeConfig;
   private readonly router: Router;
   private readonly rules: RecordRules | undefined;
@@ -147,6 +149,7 @@ export class FastPath {
     this.consolidator = compileConsolidation(this.cfg.consolidate ?? []);
     this.refPaths = routingPaths(this.cfg);
     this.scanner = new ShapeScanner({ maxDepth: readerDepth(this.cfg) });
+    this.dynamodb = this.cfg.source.framings.has('dynamodb');
   }
 
   /** As `takeBytes`, for a record given as text (encoded to UTF-8 first). */
@@ -319,9 +322,12 @@ export class FastPath {
   private route(shape: Shape): RouteEntry {
     let refs = this.refSlots.get(shape.id);
     if (refs === undefined) {
-      refs = refSlotsOf(shape, this.refPaths);
+      // A DynamoDB change record's shape: the generic path routes and reads it (its row is its
+      // unmarshalled image, records/dynamodb-change.ts). Decided once per shape.
+      refs = this.dynamodb && isDynamoDbShape(shape) ? CHANGE_RECORD : refSlotsOf(shape, this.refPaths);
       this.refSlots.set(shape.id, refs);
     }
+    if (refs === CHANGE_RECORD) return GENERIC;
     const len = this.routingKey(refs);
     let entry = this.routes.get(this.key, 0, len);
     if (entry === undefined) {
@@ -416,6 +422,18 @@ export class FastPath {
 }
 
 const encoder = new TextEncoder();
+
+const GENERIC: RouteEntry = Object.freeze({ kind: 'generic' });
+/** The routing slots of a DynamoDB change record's shape: none, it takes the generic path. */
+const CHANGE_RECORD = new Int32Array(0);
+
+/** A DynamoDB change record's top level: `eventSource` and a `dynamodb` object (records/dynamodb-change.ts). */
+function isDynamoDbShape(shape: Shape): boolean {
+  return (
+    shape.structNodes.some((n) => n.keys.length === 1 && n.keys[0] === 'dynamodb') &&
+    shape.slots.some((s) => s.keys.length === 1 && s.keys[0] === 'eventSource')
+  );
+}
 
 /** The scanner's depth ceiling: the guard, or (with field lists, judged after them) the reader's. */
 function readerDepth(cfg: FloeConfig): number {

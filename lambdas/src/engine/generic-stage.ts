@@ -577,14 +577,17 @@ export async function stage(
  * key: data files and equality deletes (upsert-write.ts).
  */
 export async function writeTableRows(
-  deps: Pick<LoadDeps, 'config' | 'store' | 'ids' | 'maxRowsPerFile' | 'encoder' | 'clock'>,
+  deps: Pick<
+    LoadDeps,
+    'config' | 'store' | 'ids' | 'maxRowsPerFile' | 'encoder' | 'clock' | 'changeVersions'
+  >,
   base: LoadedTable,
   /** The evolution the rows were converted for (the deletes' spec is added after it). */
   evolution: readonly TableUpdate[],
   schema: Schema,
   spec: PartitionSpec,
   rows: readonly Row[],
-  records: readonly Pick<PendingRecord, 'op'>[],
+  records: readonly Pick<PendingRecord, 'op' | 'version'>[],
   staged: string[],
 ): Promise<TableRowsWritten> {
   const { namespace, name } = base.id;
@@ -595,13 +598,14 @@ export async function writeTableRows(
     evolution.length === 0
       ? base.metadata
       : applyUpdates(base.metadata, [...evolution], { nowMs: deps.clock.nowMs() });
-  const w = await writeChanges(deps, m, schema, spec, rows, ops, upsert.key, staged, name);
+  const versions = upsert.envelope === 'dynamodb' ? records.map((r) => r.version) : undefined;
+  const w = await writeChanges(deps, m, schema, spec, rows, ops, upsert.key, staged, name, versions);
   return {
     dataFiles: w.dataFiles,
     failed: w.failed,
     updates: w.updates,
     deleteFiles: new Map([[w.deleteSpecId, w.deleteFiles]]),
-    changes: { upserted: w.upserted, deleted: w.deleted },
+    changes: { upserted: w.upserted, deleted: w.deleted, superseded: w.superseded ?? 0 },
   };
 }
 
@@ -617,6 +621,8 @@ export interface TableRowsWritten {
 export interface UpsertCounts {
   readonly upserted: number;
   readonly deleted: number;
+  /** Versioned changes dropped as older than the key's newest committed change. */
+  readonly superseded?: number;
 }
 
 type Converted = { rows: Row[]; kept: PendingRecord[]; rejected: DeadLetter[] };

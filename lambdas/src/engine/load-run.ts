@@ -14,8 +14,9 @@
 
 import { availableParallelism } from 'node:os';
 import { holds, type SourceHolders } from '../app/load-history.ts';
-import { hasRecordRules, readerDepthLimit, tableId, upsertFor } from '../config.ts';
+import { changeTableSpec, hasRecordRules, readerDepthLimit, tableId, upsertFor } from '../config.ts';
 import { type ChangeOp, readChange } from '../records/change-event.ts';
+import { dynamoDbKeyNames } from '../records/dynamodb-change.ts';
 import {
   isTooDeep,
   JsonNumberText,
@@ -121,7 +122,7 @@ export class LoadRun {
     private readonly workers: LoadWorkers | undefined,
   ) {
     const cfg = deps.config;
-    this.router = compileRouter(cfg.routing);
+    this.router = compileRouter(cfg.routing, { dynamodb: cfg.source.framings.has('dynamodb') });
     this.consolidator = compileConsolidation(cfg.consolidate ?? []);
     this.maxBytes = cfg.limits.maxRecordBytes;
     this.readerDepth = readerDepthLimit(cfg);
@@ -630,11 +631,16 @@ export class LoadRun {
     if (!route.ok) return refuse(routeReason(route.reason), route.detail);
     // Upsert tables: the record is a change; its row (the key alone for a delete) goes on.
     let op: ChangeOp | undefined;
-    const upsert = upsertFor(this.deps.config, route.table);
+    let version: bigint | undefined;
+    const upsert =
+      route.rule === 'dynamodb'
+        ? changeTableSpec(this.deps.config, route.table, dynamoDbKeyNames(obj))
+        : upsertFor(this.deps.config, route.table);
     if (upsert) {
       const change = readChange(upsert, obj, route.table);
       if (!change.ok) return refuse(change.reason, change.detail, route.table);
       op = change.op;
+      version = change.version;
       obj = change.row;
     }
     if (this.rules) {
@@ -644,7 +650,15 @@ export class LoadRun {
     }
     if (!this.takes(route.table, source)) return;
     const w = this.work(route.table);
-    w.generic.push({ seq, source: this.names[source]!, line, raw, value: obj, ...(op ? { op } : {}) });
+    w.generic.push({
+      seq,
+      source: this.names[source]!,
+      line,
+      raw,
+      value: obj,
+      ...(op ? { op } : {}),
+      ...(version === undefined ? {} : { version }),
+    });
     w.genericBytes += raw.length * GENERIC_BYTES_PER_CHAR;
   }
 }

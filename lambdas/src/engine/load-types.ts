@@ -2,10 +2,12 @@
 
 import type { LoadHistory } from '../app/load-history.ts';
 import type { FloeConfig } from '../config.ts';
+import type { ChangeVersions } from '../ports/change-versions.ts';
 import type { ChangeOp } from '../records/change-event.ts';
 import type { JsonValue } from '../records/json-line.ts';
 import type { CommitDeps } from './append.ts';
 import type { DeadLetter } from './dead-letters.ts';
+import type { UpsertCounts } from './generic-stage.ts';
 import type { ParquetEncoder } from './row-files.ts';
 
 export interface LoadSource {
@@ -73,6 +75,11 @@ export interface LoadDeps extends CommitDeps {
   readonly fastPath?: boolean;
   /** The Parquet encoders (tests decorate them to inject failures; default the real ones). */
   readonly encoder?: ParquetEncoder;
+  /**
+   * Where versioned changes (DynamoDB change records) keep each key's newest version (default:
+   * files beside the table, engine/key-versions.ts).
+   */
+  readonly changeVersions?: ChangeVersions;
 }
 
 export interface TableLoadResult {
@@ -94,7 +101,7 @@ export interface TableLoadResult {
    */
   readonly reparsed?: number;
   /** Upsert tables: keys whose last change upserted a row / deleted it. */
-  readonly upserts?: { readonly upserted: number; readonly deleted: number };
+  readonly upserts?: UpsertCounts;
 }
 
 export interface TableFailure {
@@ -128,4 +135,6 @@ export interface PendingRecord {
   readonly value: Record<string, JsonValue>;
   /** Upsert tables: what the record does to its key's row (absent: an append). */
   readonly op?: ChangeOp;
+  /** Versioned changes (DynamoDB): the change's version; the newest of a key wins. */
+  readonly version?: bigint;
 }

@@ -48,7 +48,7 @@ class Worker {
     const cfg = init.config;
     this.fast = new FastPath({
       config: cfg,
-      router: compileRouter(cfg.routing),
+      router: compileRouter(cfg.routing, { dynamodb: cfg.source.framings.has('dynamodb') }),
       ...(rules ? { rules } : {}),
       batchFor: (table) => {
         let b = this.batches.get(table);

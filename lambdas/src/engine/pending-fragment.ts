@@ -11,11 +11,16 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ErrorKind, FloeError } from '../errors.ts';
-import type { ChangeOp } from '../records/change-event.ts';
+import type { ChangeOp, UpsertSpec } from '../records/change-event.ts';
 
 export interface FragmentHeader {
   readonly table: string;
   readonly shardId: string;
+  /**
+   * A table its data declares an upsert table (DynamoDB changes, config.ts `changeTableSpec`):
+   * the spec, so the committer knows it without the ingest's config having named it.
+   */
+  readonly upsert?: UpsertSpec;
 }
 
 export interface FragmentRecord {
@@ -28,13 +33,21 @@ export interface FragmentRecord {
   readonly value?: string;
   /** Upsert tables: what the record does to its key's row. */
   readonly op?: ChangeOp;
+  /** Versioned changes (DynamoDB): the change's version; the newest of a key wins. */
+  readonly version?: bigint;
 }
 
 const FORMAT = 'floe-pending-fragment';
 
 export function encodeFragment(header: FragmentHeader, records: readonly FragmentRecord[]): Uint8Array {
   const lines = [
-    JSON.stringify({ format: FORMAT, version: 1, table: header.table, shardId: header.shardId }),
+    JSON.stringify({
+      format: FORMAT,
+      version: 1,
+      table: header.table,
+      shardId: header.shardId,
+      ...(header.upsert ? { upsert: header.upsert } : {}),
+    }),
   ];
   for (const r of records) {
     lines.push(
@@ -45,6 +58,7 @@ export function encodeFragment(header: FragmentHeader, records: readonly Fragmen
         d: Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength).toString('base64'),
         ...(r.value === undefined ? {} : { v: r.value }),
         ...(r.op === undefined ? {} : { o: r.op }),
+        ...(r.version === undefined ? {} : { n: r.version.toString() }),
       }),
     );
   }
@@ -67,6 +81,7 @@ export function decodeFragment(
     version?: unknown;
     table?: unknown;
     shardId?: unknown;
+    upsert?: unknown;
   };
   if (
     head.format !== FORMAT ||
@@ -84,13 +99,15 @@ export function decodeFragment(
       d?: unknown;
       v?: unknown;
       o?: unknown;
+      n?: unknown;
     };
     if (
       typeof o.s !== 'string' ||
       typeof o.k !== 'string' ||
       typeof o.t !== 'number' ||
       typeof o.d !== 'string' ||
-      (o.o !== undefined && o.o !== 'upsert' && o.o !== 'delete')
+      (o.o !== undefined && o.o !== 'upsert' && o.o !== 'delete') ||
+      (o.n !== undefined && (typeof o.n !== 'string' || !/^\d+$/.test(o.n)))
     ) {
       throw bad(where, `record ${i + 1} is malformed`);
     }
@@ -101,9 +118,19 @@ export function decodeFragment(
       data: new Uint8Array(Buffer.from(o.d, 'base64')),
       ...(typeof o.v === 'string' ? { value: o.v } : {}),
       ...(o.o === 'upsert' || o.o === 'delete' ? { op: o.o } : {}),
+      ...(typeof o.n === 'string' ? { version: BigInt(o.n) } : {}),
     };
   });
-  return { header: { table: head.table, shardId: head.shardId }, records };
+  const upsert = upsertSpecOf(head.upsert);
+  return { header: { table: head.table, shardId: head.shardId, ...(upsert ? { upsert } : {}) }, records };
+}
+
+function upsertSpecOf(v: unknown): UpsertSpec | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const o = v as { key?: unknown; envelope?: unknown };
+  if (!Array.isArray(o.key) || o.key.length === 0 || !o.key.every((k) => typeof k === 'string'))
+    return undefined;
+  return { key: o.key as string[], ...(o.envelope === 'dynamodb' ? { envelope: 'dynamodb' as const } : {}) };
 }
 
 function parse(line: string, where: string): unknown {

@@ -23,6 +23,7 @@ import { deleteQuietly } from '../ports/object-store.ts';
 import { type FitOptions, fitToExisting } from '../schema/fit.ts';
 import { type AppendResult, commitAppend, createWithAppend, type PreparedAppend } from './append.ts';
 import type { DeadLetter } from './dead-letters.ts';
+import type { UpsertCounts } from './generic-stage.ts';
 
 import type { LoadDeps, TableLoadResult } from './load-types.ts';
 
@@ -32,7 +33,7 @@ export interface Staged {
   readonly changes: readonly string[];
   readonly specChanged: boolean;
   /** Upsert tables: keys whose last change upserted / deleted a row. */
-  readonly upserts?: { readonly upserted: number; readonly deleted: number };
+  readonly upserts?: UpsertCounts;
 }
 
 export interface Committed {

@@ -21,10 +21,12 @@ import { fieldsAlong, pruneToIds, type Schema } from '../iceberg/schema.ts';
 import { currentSnapshot, type TableMetadata } from '../iceberg/table-metadata.ts';
 import { type IcebergType, isPrimitive } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
+import { type ChangeVersions, type KeyVersion, supersedes } from '../ports/change-versions.ts';
 import type { ChangeOp } from '../records/change-event.ts';
 import { type ColumnarTableBatch, gatherRows, RowOp, valueAt } from './columnar-batch.ts';
 import { type EncodedFile, encodeColumns } from './columnar-part.ts';
 import { writeRows } from './generic-stage.ts';
+import { KeyVersionFiles } from './key-versions.ts';
 import type { LoadDeps } from './load-types.ts';
 import { codecOf, putDataFile, UseGenericPath } from './table-staging.ts';
 
@@ -40,6 +42,8 @@ export interface ChangeWrite {
   /** Keys whose last change upserts a row / deletes it. */
   readonly upserted: number;
   readonly deleted: number;
+  /** Versioned changes: keys whose changes were all older than the key's newest committed one. */
+  readonly superseded?: number;
 }
 
 /** A key column: where it is in a row and its field id. */
@@ -51,9 +55,14 @@ interface KeyColumn {
 /**
  * Writes the last change of each key: its row (upserts) as data files, and one equality delete
  * row per touched key. `ops[i]` is what `rows[i]` does; rows are in stream order.
+ *
+ * Versioned changes (`versions`, DynamoDB's change times): a key's change is its newest one, not
+ * its last, and it is dropped when the key already has a newer committed change
+ * (ports/change-versions.ts, kept in `deps.changeVersions`, by default files beside the table);
+ * the versions written are recorded before the caller commits.
  */
 export async function writeChanges(
-  deps: Pick<LoadDeps, 'store' | 'ids' | 'maxRowsPerFile' | 'encoder'>,
+  deps: Pick<LoadDeps, 'store' | 'ids' | 'maxRowsPerFile' | 'encoder' | 'changeVersions'>,
   m: TableMetadata,
   schema: Schema,
   spec: PartitionSpec,
@@ -62,6 +71,7 @@ export async function writeChanges(
   keyPaths: readonly string[],
   staged: string[],
   table: string,
+  versions?: readonly (bigint | undefined)[],
 ): Promise<ChangeWrite> {
   const key = keyColumns(schema, keyPaths, table);
   const failed = new Map<number, string>();
@@ -77,8 +87,14 @@ export async function writeChanges(
       deleted: 0,
     };
   }
-  const last = lastChangeOfEachKey(rows, key);
+  const versioned = versions?.some((v) => v !== undefined) === true;
+  const last = versioned ? newestChangeOfEachKey(rows, key, ops, versions!) : lastChangeOfEachKey(rows, key);
+  const store = versioned ? (deps.changeVersions ?? new KeyVersionFiles(deps.store)) : undefined;
+  const superseded = store ? await dropSuperseded(store, m.location, last, ops, versions!) : 0;
   const survivors = [...last.values()].filter((i) => ops[i] !== 'delete').sort((a, b) => a - b);
+  const record = async () => {
+    if (store) await store.put(m.location, versionsWritten(last, ops, versions!, failed));
+  };
   const written = await writeRows(
     deps,
     m,
@@ -91,6 +107,7 @@ export async function writeChanges(
 
   // A table without a snapshot has no older row for a delete to remove.
   if (currentSnapshot(m) === undefined) {
+    await record();
     return {
       dataFiles: written.dataFiles,
       deleteFiles: [],
@@ -99,6 +116,7 @@ export async function writeChanges(
       failed,
       upserted: survivors.length,
       deleted: last.size - survivors.length,
+      superseded,
     };
   }
   const target = deleteTarget(m, spec, key);
@@ -111,6 +129,7 @@ export async function writeChanges(
     for (const [j, why] of deletes.failed) failed.set(reps[j]!, `equality delete: ${why}`);
   }
   const equalityIds = key.map((k) => k.id);
+  await record();
   return {
     dataFiles: written.dataFiles,
     deleteFiles: deletes.dataFiles.map((f) => asEqualityDeletes(f, equalityIds)),
@@ -119,6 +138,7 @@ export async function writeChanges(
     failed,
     upserted: survivors.length,
     deleted: last.size - survivors.length,
+    superseded,
   };
 }
 
@@ -231,6 +251,75 @@ function lastChangeOfEachKey(rows: readonly Row[], key: readonly KeyColumn[]): M
     last.set(k, i);
   }
   return last;
+}
+
+/**
+ * Key → index of its newest change (the largest version; at the same version a delete wins, then
+ * the later row). A row without a version is older than any with one.
+ */
+function newestChangeOfEachKey(
+  rows: readonly Row[],
+  key: readonly KeyColumn[],
+  ops: readonly (ChangeOp | undefined)[],
+  versions: readonly (bigint | undefined)[],
+): Map<string, number> {
+  const newest = new Map<string, number>();
+  for (let i = 0; i < rows.length; i++) {
+    const k = keyString(rows[i]!, key);
+    const j = newest.get(k);
+    if (j === undefined || !olderThan(i, j, ops, versions)) newest.set(k, i);
+  }
+  return newest;
+}
+
+/** Whether change `i` (later in the stream) loses to change `j` of the same key. */
+function olderThan(
+  i: number,
+  j: number,
+  ops: readonly (ChangeOp | undefined)[],
+  versions: readonly (bigint | undefined)[],
+): boolean {
+  const vi = versions[i] ?? -1n;
+  const vj = versions[j] ?? -1n;
+  if (vi !== vj) return vi < vj;
+  return ops[j] === 'delete' && ops[i] !== 'delete';
+}
+
+/**
+ * Drops from `newest` each key whose change is older than the key's stored version (a late or
+ * repeated change of a key that has moved on); returns how many were dropped.
+ */
+async function dropSuperseded(
+  store: ChangeVersions,
+  location: string,
+  newest: Map<string, number>,
+  ops: readonly (ChangeOp | undefined)[],
+  versions: readonly (bigint | undefined)[],
+): Promise<number> {
+  const stored = await store.get(location, [...newest.keys()]);
+  let dropped = 0;
+  for (const [k, i] of newest) {
+    if (supersedes(versions[i] ?? -1n, ops[i] === 'delete', stored.get(k))) continue;
+    newest.delete(k);
+    dropped++;
+  }
+  return dropped;
+}
+
+/** The versions of the changes written (a change that became a dead letter raises nothing). */
+function versionsWritten(
+  newest: ReadonlyMap<string, number>,
+  ops: readonly (ChangeOp | undefined)[],
+  versions: readonly (bigint | undefined)[],
+  failed: ReadonlyMap<number, string>,
+): Map<string, KeyVersion> {
+  const out = new Map<string, KeyVersion>();
+  for (const [k, i] of newest) {
+    const version = versions[i];
+    if (version === undefined || failed.has(i)) continue;
+    out.set(k, { version, deleted: ops[i] === 'delete' });
+  }
+  return out;
 }
 
 /** An exact, type-tagged text of a row's key values (1 and "1" differ; bytes as hex). */

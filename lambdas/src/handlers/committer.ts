@@ -10,7 +10,7 @@
  *
  * Metrics (namespace `Floe`): per table (dimension `table`, as `PER_TABLE_METRICS` allows:
  * table-metrics.ts) `CommitLatency` (ms), `RowsCommitted`, `Freshness` (ms: commit time − arrival
- * of the oldest committed record), for upsert tables `RowsUpserted` and `RowsDeleted` (keys whose
+ * of the oldest committed record), for upsert tables `RowsUpserted`, `RowsDeleted` and `ChangesSuperseded` (versioned changes older than their key's newest committed one), `RowsUpserted`/`RowsDeleted` counting keys whose
  * last change upserted / deleted a row); per reason (dimension `reason`) `DeadLetters` found while
  * rewriting pending records; per run `TablesCommitted`, `CommitFailures`, `TablesLocked`,
  * `DeferredTables` and the totals of the per-table metrics (`RunsSkipped` for a run that found
@@ -411,7 +411,9 @@ function logTable(logger: Logger, r: TableCommitResult): void {
     rows: r.rows,
     dataFiles: r.dataFiles,
     rewritten: r.rewritten,
-    ...(r.upserts ? { upserted: r.upserts.upserted, deleted: r.upserts.deleted } : {}),
+    ...(r.upserts
+      ? { upserted: r.upserts.upserted, deleted: r.upserts.deleted, superseded: r.upserts.superseded ?? 0 }
+      : {}),
     deadLetters: r.deadLetters,
     schemaChanges: r.schemaChanges,
     ...(r.snapshotId === undefined ? {} : { snapshotId: r.snapshotId.toString() }),
@@ -430,6 +432,7 @@ const COMMIT_TABLE_METRICS: readonly TableMetricSpec[] = [
   ['RowsCommitted', 'Count', 'sum'],
   ['RowsUpserted', 'Count', 'sum'],
   ['RowsDeleted', 'Count', 'sum'],
+  ['ChangesSuperseded', 'Count', 'sum'],
   ['Freshness', 'Milliseconds', 'max'],
 ];
 
@@ -441,7 +444,13 @@ function tableEntry(r: TableCommitResult, nowMs: number): TableMetricEntry | und
     values: {
       CommitLatency: r.durationMs,
       RowsCommitted: r.rows,
-      ...(r.upserts ? { RowsUpserted: r.upserts.upserted, RowsDeleted: r.upserts.deleted } : {}),
+      ...(r.upserts
+        ? {
+            RowsUpserted: r.upserts.upserted,
+            RowsDeleted: r.upserts.deleted,
+            ...(r.upserts.superseded ? { ChangesSuperseded: r.upserts.superseded } : {}),
+          }
+        : {}),
       ...(r.oldestArrivalMs === undefined ? {} : { Freshness: Math.max(0, nowMs - r.oldestArrivalMs) }),
     },
   };

@@ -13,6 +13,7 @@
  * groups.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
+import { DynamoChangeVersions } from '../adapters/aws/dynamodb-change-versions.ts';
 import { DynamoLedger } from '../adapters/aws/dynamodb-ledger.ts';
 import { DynamoLock } from '../adapters/aws/dynamodb-lock.ts';
 import { DynamoMaintenanceLog } from '../adapters/aws/dynamodb-maintenance-log.ts';
@@ -213,6 +214,7 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
         };
   const lock = new DynamoLock(dynamo, { tableName: settings.ledgerTable, clock });
   const log = new DynamoMaintenanceLog(dynamo, { tableName: settings.ledgerTable, clock });
+  const changeVersions = new DynamoChangeVersions(dynamo, { tableName: settings.ledgerTable });
   const deadLetters = new ObjectStoreDeadLetterStore(store, settings.deadLetterUri);
   const tables = new TableCache(catalog, clock, { refreshMs: settings.tableCacheRefreshMs });
   const withRegistry = registry === undefined ? {} : { registry };
@@ -255,6 +257,7 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
       ids,
       owner,
       leaseMs: settings.leaseMs,
+      changeVersions,
       // The pending records rewritten at once stay about what 4 commits of 500,000 take.
       maxPendingRecordsPerCommit: pendingPerCommit(settings.commitConcurrency),
       ...withRegistry,

@@ -6,9 +6,13 @@
  *   `delete` (delete by key).
  * - `envelope: 'debezium'`: `{before, after, op, ts_ms, source}` (optionally wrapped as Kafka
  *   Connect's `{schema, payload}`): the row is `after`, or `before` for `op: 'd'`.
+ * - `envelope: 'dynamodb'`: a Kinesis Data Streams for DynamoDB change record
+ *   (dynamodb-change.ts), versioned by its change time: the newest change of a key wins.
  *
  * A delete's row is its key alone: the rest of a before-image shapes nothing in the table.
  */
+
+import { readDynamoDbChange } from './dynamodb-change.ts';
 import type { JsonObject, JsonValue } from './json-line.ts';
 import { JsonNumberText } from './json-line.ts';
 
@@ -17,20 +21,31 @@ export interface UpsertSpec {
   readonly key: readonly string[];
   /** The field that carries the operation; absent: every record is an upsert. */
   readonly operationField?: string;
-  readonly envelope?: 'debezium';
+  readonly envelope?: 'debezium' | 'dynamodb';
 }
 
 export type ChangeOp = 'upsert' | 'delete';
 
 export type Change =
-  | { readonly ok: true; readonly op: ChangeOp; readonly row: JsonObject }
-  | { readonly ok: false; readonly reason: 'missing-key' | 'bad-operation'; readonly detail: string };
+  | {
+      readonly ok: true;
+      readonly op: ChangeOp;
+      readonly row: JsonObject;
+      /** Versioned changes (DynamoDB): the change's time in µs; the newest of a key wins. */
+      readonly version?: bigint;
+    }
+  | {
+      readonly ok: false;
+      readonly reason: 'missing-key' | 'bad-operation' | 'invalid-value';
+      readonly detail: string;
+    };
 
 const UPSERT_OPS: ReadonlySet<string> = new Set(['c', 'r', 'u', 'insert', 'update', 'upsert']);
 const DELETE_OPS: ReadonlySet<string> = new Set(['d', 'delete']);
 
 /** What `record` (as routed to `table`) does; a refusal names the table, the field and the value. */
 export function readChange(spec: UpsertSpec, record: JsonObject, table: string): Change {
+  if (spec.envelope === 'dynamodb') return dynamoDbEvent(spec, record, table);
   const event = spec.envelope === 'debezium' ? debeziumEvent(record, table) : plainEvent(spec, record, table);
   if (!event.ok) return event;
   const key = keyOf(spec, event.row, table);
@@ -73,6 +88,21 @@ function debeziumEvent(record: JsonObject, table: string): Change {
     reason: 'bad-operation',
     detail: `table '${table}': Debezium op is ${describe(op)}; expected c, r, u or d (truncate and message events carry no row)`,
   };
+}
+
+function dynamoDbEvent(spec: UpsertSpec, record: JsonObject, table: string): Change {
+  const c = readDynamoDbChange(record, table);
+  if (!c.ok) return c;
+  if (c.key.length !== spec.key.length || c.key.some((k) => !spec.key.includes(k))) {
+    return {
+      ok: false,
+      reason: 'missing-key',
+      detail: `table '${table}': DynamoDB change keyed by [${c.key.join(', ')}], but the table is keyed by [${spec.key.join(', ')}]`,
+    };
+  }
+  const key = keyOf(spec, c.row, table);
+  if (key !== undefined) return key;
+  return { ok: true, op: c.op, row: c.row, version: c.version };
 }
 
 function operationOf(v: JsonValue | undefined): ChangeOp | undefined {

@@ -1,6 +1,8 @@
 /**
  * Record → table name (DESIGN §3). The first rule that applies wins:
  *
+ * 0. a DynamoDB change record (Kinesis Data Streams for DynamoDB) goes to its source table's name,
+ *    lower-cased and sanitised (`Music` → `music`), unless `dynamodb` is off (`source.framings`);
  * 1. the explicit table-name field, if configured and present (`tableField`);
  * 2. the template, if configured and every placeholder has a value (`flights_{airport}`,
  *    `{source}_{payload.kind}_events`; placeholders are dotted paths into the record);
@@ -15,6 +17,7 @@
  * allow-list (`not-allowed`).
  */
 import { ErrorKind, FloeError } from '../errors.ts';
+import { dynamoDbTableOf } from '../records/dynamodb-change.ts';
 import { isLegalTableName, MAX_TABLE_NAME_LENGTH, sanitizeTableName } from './table-name.ts';
 
 /** Routing settings (the `routing` section of the configuration). */
@@ -52,7 +55,8 @@ export type RouteRule =
   | 'routing-field'
   | 'default'
   | 'schema-name'
-  | 'consolidated';
+  | 'consolidated'
+  | 'dynamodb';
 
 /** The table for a record, or why there is none. */
 export type RouteResult =
@@ -173,8 +177,14 @@ function placeholderGap(template: string, path: readonly string[], v: unknown): 
 /** A router compiled from a configuration (paths split and the template parsed once). */
 export type Router = (record: object) => RouteResult;
 
+export interface RouterOptions {
+  /** Route DynamoDB change records by their table name (default true). */
+  readonly dynamodb?: boolean;
+}
+
 /** Compiles `cfg` into a {@link Router}. Throws `FloeError(ConfigInvalid)` on a bad template. */
-export function compileRouter(cfg: RoutingConfig): Router {
+export function compileRouter(cfg: RoutingConfig, options: RouterOptions = {}): Router {
+  const dynamodb = options.dynamodb !== false;
   const tablePath = cfg.tableField?.split('.');
   const routingPath = cfg.routingField.split('.');
   const template = cfg.template === undefined ? undefined : splitNamespace(parseTemplate(cfg.template));
@@ -184,6 +194,18 @@ export function compileRouter(cfg: RoutingConfig): Router {
   const finish = finisher(cfg);
 
   return (record) => {
+    const source = dynamodb ? dynamoDbTableOf(record) : undefined;
+    if (source !== undefined) {
+      const name = sanitizeTableName(source);
+      if (name === undefined) {
+        return {
+          ok: false,
+          reason: 'illegal-name',
+          detail: `DynamoDB tableName ${shown(source)} cannot be a table name`,
+        };
+      }
+      return finish(name, 'dynamodb');
+    }
     if (tablePath !== undefined) {
       const v = routeValueAt(record, tablePath);
       if (typeof v === 'string' && v.trim() !== '') {

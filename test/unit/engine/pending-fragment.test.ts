@@ -198,3 +198,36 @@ describe('decodeFragment: JSON null lines', () => {
     expect(() => decodeFragment(gz('null\n'), 'mem://frag')).toThrow(FloeError);
   });
 });
+
+describe('fragments of versioned change tables', () => {
+  it('carry the table key the data declared and each change version', () => {
+    const header = { ...HEADER, upsert: { key: ['pk', 'sk'], envelope: 'dynamodb' as const } };
+    const records: FragmentRecord[] = [
+      {
+        sequenceNumber: '1',
+        partitionKey: 'p',
+        arrivalMs: 1,
+        data: new Uint8Array([1]),
+        op: 'upsert',
+        version: 1_733_000_000_123_456n,
+      },
+      {
+        sequenceNumber: '2',
+        partitionKey: 'p',
+        arrivalMs: 2,
+        data: new Uint8Array([2]),
+        op: 'delete',
+        version: 18_446_744_073_709_551_617n,
+      },
+      { sequenceNumber: '3', partitionKey: 'p', arrivalMs: 3, data: new Uint8Array([3]) },
+    ];
+    const back = decodeFragment(encodeFragment(header, records), WHERE);
+    expect(back.header).toEqual(header);
+    expect(back.records.map((r) => [r.op, r.version])).toEqual([
+      ['upsert', 1_733_000_000_123_456n],
+      ['delete', 18_446_744_073_709_551_617n],
+      [undefined, undefined],
+    ]);
+    expect('version' in back.records[2]!).toBe(false);
+  });
+});

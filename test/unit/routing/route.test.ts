@@ -288,3 +288,39 @@ describe("Kafka Connect's {schema, payload} envelope (Debezium Server's default)
     expect(routeRecord({ payload: 'ORDER' }, DEFAULT_ROUTING)).toMatchObject({ table: 'unknown_events' });
   });
 });
+
+describe('DynamoDB change records (Kinesis Data Streams for DynamoDB)', () => {
+  const change = (tableName: string, extra = '') =>
+    rec(
+      `{"eventName":"INSERT","tableName":${JSON.stringify(tableName)},"eventSource":"aws:dynamodb","event_type":"order"${extra},"dynamodb":{"Keys":{"k":{"S":"1"}}}}`,
+    );
+
+  it('go to their source table, lower-cased and sanitised, before any configured rule', () => {
+    const router = compileRouter(
+      parseConfig({ routing: { tableField: 'table', template: '{event_type}_x' } }).routing,
+    );
+    expect(router(change('Music'))).toEqual({ ok: true, table: 'music', rule: 'dynamodb' });
+    expect(router(change('Order-History.v2', ',"table":"other"'))).toEqual({
+      ok: true,
+      table: 'order_history_v2',
+      rule: 'dynamodb',
+    });
+  });
+
+  it('follow the allow-list, and route as any record when the framing is off', () => {
+    const cfg = parseConfig({ routing: { allowList: ['orders'] } }).routing;
+    expect(compileRouter(cfg)(change('Music'))).toMatchObject({ ok: false, reason: 'not-allowed' });
+    expect(compileRouter(DEFAULT_ROUTING, { dynamodb: false })(change('Music'))).toEqual({
+      ok: true,
+      table: 'order_events',
+      rule: 'routing-field',
+    });
+  });
+
+  it('a record that only looks like one routes as usual', () => {
+    const router = compileRouter(DEFAULT_ROUTING);
+    expect(router(rec('{"eventSource":"aws:dynamodb","tableName":"Music","event_type":"a"}'))).toMatchObject({
+      table: 'a_events',
+    });
+  });
+});

@@ -37,7 +37,8 @@ export interface IngestDeps {
 
 /** The load path's deps for the staging helpers both apps share (dead letters are handled by the caller). */
 export function loadDeps(
-  deps: Pick<IngestDeps, 'config' | 'catalog' | 'store' | 'clock' | 'ids' | 'maxRowsPerFile' | 'encoder'>,
+  deps: Pick<IngestDeps, 'config' | 'catalog' | 'store' | 'clock' | 'ids' | 'maxRowsPerFile' | 'encoder'> &
+    Pick<LoadDeps, 'changeVersions'>,
 ): LoadDeps {
   return {
     config: deps.config,
@@ -48,6 +49,7 @@ export function loadDeps(
     onDeadLetter: () => undefined,
     ...(deps.maxRowsPerFile === undefined ? {} : { maxRowsPerFile: deps.maxRowsPerFile }),
     ...(deps.encoder === undefined ? {} : { encoder: deps.encoder }),
+    ...(deps.changeVersions === undefined ? {} : { changeVersions: deps.changeVersions }),
   };
 }
 

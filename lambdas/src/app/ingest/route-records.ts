@@ -6,7 +6,13 @@
  * The loop runs once per record: its steps are plain functions over one `Routing` (no closures
  * per record), and it awaits only the schema registry and the rules (when the config has some).
  */
-import { type FloeConfig, hasRecordRules, readerDepthLimit, upsertFor } from '../../config.ts';
+import {
+  changeTableSpec,
+  type FloeConfig,
+  hasRecordRules,
+  readerDepthLimit,
+  upsertFor,
+} from '../../config.ts';
 import { ColumnarTableBatch } from '../../engine/columnar-batch.ts';
 import { type DeadLetter, DeadLetterReason } from '../../engine/dead-letters.ts';
 import { FastPath } from '../../engine/fast-path.ts';
@@ -20,6 +26,7 @@ import {
   decodeJsonRecord,
   decodeRecord,
 } from '../../records/decode.ts';
+import { dynamoDbKeyNames } from '../../records/dynamodb-change.ts';
 import { formatJsonRecord, type JsonObject, type ParseOptions } from '../../records/json-line.ts';
 import type { KinesisBatch } from '../../records/kinesis-event.ts';
 import { type Consolidator, compileConsolidation } from '../../routing/consolidate.ts';
@@ -50,6 +57,8 @@ interface RoutedJson {
   readonly value: JsonObject;
   /** The value is not the record as it came (write `value`, not the original bytes). */
   readonly transformed: boolean;
+  /** Routed as a DynamoDB change record (its table's key is the change's `Keys`). */
+  readonly dynamodb?: true;
 }
 
 const utf8 = new TextDecoder('utf-8');
@@ -89,7 +98,7 @@ export async function routeRecords(deps: IngestDeps, batch: KinesisBatch): Promi
 /** Compiles what routing needs from the config, once per batch. */
 async function startRouting(deps: IngestDeps, batch: KinesisBatch): Promise<Routing> {
   const cfg = deps.config;
-  const router = compileRouter(cfg.routing);
+  const router = compileRouter(cfg.routing, { dynamodb: cfg.source.framings.has('dynamodb') });
   const bySchemaName = compileSchemaNameRouter(cfg.routing);
   const consolidator = compileConsolidation(cfg.consolidate ?? []);
   const rules = hasRecordRules(cfg) ? await RecordRules.create(cfg, deps.catalog) : undefined;
@@ -247,8 +256,9 @@ function routeJson(r: Routing, i: number, value: JsonObject): RoutedJson | undef
     reject(r, i, routeReason(route.reason), route.detail);
     return undefined;
   }
-  return consolidated
-    ? { w: workFor(r, route.table), value: consolidated.value, transformed: true }
+  if (consolidated) return { w: workFor(r, route.table), value: consolidated.value, transformed: true };
+  return route.rule === 'dynamodb'
+    ? { w: workFor(r, route.table), value, transformed: false, dynamodb: true }
     : { w: workFor(r, route.table), value, transformed: false };
 }
 
@@ -257,7 +267,9 @@ function routeJson(r: Routing, i: number, value: JsonObject): RoutedJson | undef
  * alone for a delete), its operation noted; undefined: dead-lettered (no key, unknown operation).
  */
 function changeOf(r: Routing, i: number, json: RoutedJson): RoutedJson | undefined {
-  const upsert = upsertFor(r.cfg, json.w.table);
+  const upsert = json.dynamodb
+    ? changeTableSpec(r.cfg, json.w.table, dynamoDbKeyNames(json.value))
+    : upsertFor(r.cfg, json.w.table);
   if (!upsert) return json;
   const change = readChange(upsert, json.value, json.w.table);
   if (!change.ok) {
@@ -265,6 +277,7 @@ function changeOf(r: Routing, i: number, json: RoutedJson): RoutedJson | undefin
     return undefined;
   }
   json.w.ops.set(i, change.op);
+  if (change.version !== undefined) json.w.versions.set(i, change.version);
   return change.row === json.value ? json : { ...json, value: change.row, transformed: true };
 }
 
@@ -306,6 +319,7 @@ function workFor(r: Routing, table: string): TableWork {
       avro: [],
       transformed: new Map(),
       ops: new Map(),
+      versions: new Map(),
       ...(rules ? { reshape: (value: JsonObject) => rules.project(value, table) } : {}),
     };
     r.work.set(table, w);

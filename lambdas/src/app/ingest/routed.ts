@@ -23,6 +23,8 @@ export interface TableWork {
   readonly transformed: Map<number, string>;
   /** Upsert tables: index → what the record does to its key's row. */
   readonly ops: Map<number, ChangeOp>;
+  /** Versioned changes (DynamoDB): index → the change's version; the newest of a key wins. */
+  readonly versions: Map<number, bigint>;
   /** The table's field lists (when the config has rules): a fast-path record read back as JSON gets them. */
   readonly reshape?: (value: JsonObject) => JsonObject;
 }

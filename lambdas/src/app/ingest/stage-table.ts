@@ -3,7 +3,7 @@
  * pending fragment (the records' original bytes) for what needs the committer, dead letters for
  * what cannot land; and the file descriptors of its ledger entry.
  */
-import { partitionCandidatesFor, tableId } from '../../config.ts';
+import { partitionCandidatesFor, tableId, upsertFor } from '../../config.ts';
 import type { ColumnarTableBatch } from '../../engine/columnar-batch.ts';
 import { encodeFragment, type FragmentRecord } from '../../engine/pending-fragment.ts';
 import { dataFileToJson, withoutColumnMetrics } from '../../iceberg/manifest/data-file-json.ts';
@@ -85,14 +85,16 @@ function entryFiles(written: readonly WrittenFile[]): LedgerFile[] {
 async function putPendingFragment(t: StageInput, pending: number[]): Promise<LedgerFile> {
   const { deps, batch } = t;
   const { records, shardId } = batch;
-  const { table, transformed, ops } = t.work;
+  const { table, transformed, ops, versions } = t.work;
   pending.sort((a, b) => a - b);
   const fragment: FragmentRecord[] = pending.map((i) => {
     const r = records[i]!;
     const value = transformed.get(i);
     const op = ops.get(i);
+    const version = versions.get(i);
     return {
       ...(op === undefined ? {} : { op }),
+      ...(version === undefined ? {} : { version }),
       sequenceNumber: r.sequenceNumber,
       partitionKey: r.partitionKey,
       arrivalMs: r.arrivalMs,
@@ -100,7 +102,10 @@ async function putPendingFragment(t: StageInput, pending: number[]): Promise<Led
       ...(value === undefined ? {} : { value }),
     };
   });
-  const bytes = encodeFragment({ table, shardId }, fragment);
+  // A table its DynamoDB changes declared: the committer learns its key from the fragment.
+  const upsert = upsertFor(deps.config, table);
+  const declared = upsert?.envelope === 'dynamodb' ? { upsert } : {};
+  const bytes = encodeFragment({ table, shardId, ...declared }, fragment);
   const firstSeq = padSequence(records[pending[0]!]!.sequenceNumber).replace(/^0+(?=\d)/, '');
   const tid = tableId(deps.config, table);
   const uri = `${deps.stagingUri}/pending/${tid.namespace}/${tid.name}/${shardId}/${firstSeq}-${deps.ids.uuid()}.jsonl.gz`;

@@ -11,6 +11,7 @@
  * to delete anything when none of the table's live data files shows up in the listing (the listing
  * and the metadata disagree about where the table is — deleting would destroy it).
  */
+import { CHANGE_VERSIONS_DIR } from '../../engine/key-versions.ts';
 import { ErrorKind, FloeError, isFloeError } from '../../errors.ts';
 import { DataFileContent } from '../../iceberg/manifest/types.ts';
 import { currentSnapshot } from '../../iceberg/table-metadata.ts';
@@ -40,6 +41,8 @@ export interface OrphanOptions {
 }
 
 const SAMPLE = 5;
+/** Floe's own state beside a table's files (change versions: engine/key-versions.ts), never orphans. */
+const FLOE_STATE = `./${CHANGE_VERSIONS_DIR}/`;
 const EQUAL_SCHEMES: Readonly<Record<string, string>> = { s3a: 's3', s3n: 's3' };
 
 export async function deleteOrphanFiles(
@@ -74,7 +77,7 @@ export async function deleteOrphanFiles(
   const names = reachableNames(reachable);
   for (const e of listed) {
     const key = keyOf(e.uri);
-    if (reachable.has(key)) continue;
+    if (reachable.has(key) || key.startsWith(FLOE_STATE)) continue;
     // File names are unique (uuids): a listed file named like a reached one is that file spelled
     // another way — the comparison is wrong for this table, and deleting would destroy it.
     const twin = names.get(baseName(key));

@@ -34,7 +34,8 @@ import { looksLikeEvent, unwrapEvent } from './eventbridge.ts';
 import { deaggregate, isAggregate } from './kpl.ts';
 
 /** The framings a stream may carry (`source.framings` in the config). */
-export const FRAMINGS = ['kpl', 'gzip', 'zstd', 'cloudwatch-logs', 'eventbridge'] as const;
+/** `dynamodb` is not a layer here: a DynamoDB change record is routed and read by its shape (records/dynamodb-change.ts). */
+export const FRAMINGS = ['kpl', 'gzip', 'zstd', 'cloudwatch-logs', 'eventbridge', 'dynamodb'] as const;
 export type Framing = (typeof FRAMINGS)[number];
 
 export interface DeframeOptions {

@@ -31,6 +31,8 @@ describe('deleteOrphanFiles', () => {
       await plant(t.wh.dir, 'metadata/old-m0.avro', nowMs - 5 * HOUR);
       await plant(t.wh.dir, 'metadata/v999-old.metadata.json.tmp2', nowMs - 5 * HOUR);
       await plant(t.wh.dir, 'data/region=us/00000-young.parquet', nowMs - HOUR / 2);
+      // Floe's own state beside the data (change versions) is never an orphan, however old.
+      await plant(t.wh.dir, 'floe/change-versions/b-07.json', nowMs - 50 * HOUR);
       // Reached files are old too: age alone must never condemn them.
       for (const f of reached) {
         const p = join(t.wh.dir, 'default', 'click_events', f);
@@ -40,7 +42,9 @@ describe('deleteOrphanFiles', () => {
       const r = await deleteOrphanFiles(t.wh.store, table, { olderThanMs: 2 * HOUR, nowMs });
       expect(r.orphans).toBe(3);
       expect(r.young).toBe(1);
-      expect(await filesUnder(t.wh)).toEqual([...reached, 'data/region=us/00000-young.parquet'].sort());
+      expect(await filesUnder(t.wh)).toEqual(
+        [...reached, 'data/region=us/00000-young.parquet', 'floe/change-versions/b-07.json'].sort(),
+      );
       expect(await idsInTable(duck, t.wh)).toEqual(t.ids);
       expect(reached).toContain('metadata/version-hint.text');
     } finally {

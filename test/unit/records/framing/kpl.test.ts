@@ -20,8 +20,11 @@ const userRecord = fc.record(
 
 describe('KPL aggregated records', () => {
   it('reads what the awslabs aggregator writes: every user record, in order, byte for byte', () => {
+    // The module keeps its partition-key table in a plain object, so a key named `__proto__` gets
+    // no index and the aggregate it writes is malformed (Floe's own `aggregate` handles it).
+    const awslabsKey = userRecord.filter((r) => r.partitionKey !== '__proto__');
     fc.assert(
-      fc.property(fc.array(userRecord, { minLength: 1, maxLength: 40 }), (records) => {
+      fc.property(fc.array(awslabsKey, { minLength: 1, maxLength: 40 }), (records) => {
         const bytes = awslabsAggregate(records);
         expect(isAggregate(bytes)).toBe(true);
         const out = deaggregate(bytes);
