@@ -3,7 +3,8 @@
  * the same 10,000 sample events three ways — 10,000 plain Kinesis records; 500 KPL aggregates of
  * 20 user records each (what the KPL writes; aggregated with `floe send --aggregate`'s encoder,
  * which the tests check against the awslabs module); 100 gzip CloudWatch Logs subscription
- * batches of 100 structured log events — each as a genuine Lambda event (JSON text), timed from
+ * batches of 100 structured log events; 10,000 DynamoDB change records of the same events (one
+ * source table per event type, staged as versioned upserts) — each as a genuine Lambda event (JSON text), timed from
  * the runtime's `JSON.parse` through `ingestBatch`, alternating, medians. Wiring as the ingest
  * bench: local-disk warehouse, the DynamoDB ledger on dynalite over HTTP. See bench/README.md.
  */
@@ -34,8 +35,41 @@ const PER_AGGREGATE = envInt('BENCH_FRAMING_PER_AGGREGATE', 20);
 const PER_LOG_BATCH = envInt('BENCH_FRAMING_PER_LOG_BATCH', 100);
 const RUNS = envInt('BENCH_FRAMING_RUNS', 7);
 
-type Shape = 'plain' | 'kpl' | 'logs';
-const SHAPES: readonly Shape[] = ['plain', 'kpl', 'logs'];
+type Shape = 'plain' | 'kpl' | 'logs' | 'dynamodb';
+const SHAPES: readonly Shape[] = ['plain', 'kpl', 'logs', 'dynamodb'];
+
+/** A JSON value as a DynamoDB attribute value (what Kinesis Data Streams for DynamoDB writes). */
+function marshal(v: unknown): unknown {
+  if (v === null || v === undefined) return { NULL: true };
+  if (typeof v === 'string') return { S: v };
+  if (typeof v === 'number') return { N: String(v) };
+  if (typeof v === 'boolean') return { BOOL: v };
+  if (Array.isArray(v)) return { L: v.map(marshal) };
+  return { M: Object.fromEntries(Object.entries(v as object).map(([k, x]) => [k, marshal(x)])) };
+}
+
+/** The sample event as a change record of the DynamoDB table named after its type, keyed by position. */
+function changeRecord(line: string, i: number): string {
+  const o = JSON.parse(line) as Record<string, unknown>;
+  const image = Object.fromEntries(Object.entries(o).map(([k, x]) => [k, marshal(x)]));
+  const id = { S: `e-${i}` };
+  return JSON.stringify({
+    awsRegion: 'eu-west-1',
+    eventID: `ev-${i}`,
+    eventName: i % 10 === 9 ? 'MODIFY' : 'INSERT',
+    userIdentity: null,
+    recordFormat: 'application/json',
+    tableName: `Shop${String(o.event_type ?? 'Other')}`,
+    dynamodb: {
+      ApproximateCreationDateTime: 1_764_700_000_000_000 + i,
+      ApproximateCreationDateTimePrecision: 'MICROSECOND',
+      Keys: { ItemId: id },
+      NewImage: { ...image, ItemId: id },
+      SizeBytes: line.length,
+    },
+    eventSource: 'aws:dynamodb',
+  });
+}
 
 let next = 0;
 /** The payloads as one shard's records, each batch with fresh sequence numbers. */
@@ -48,6 +82,7 @@ function records(payloads: readonly Uint8Array[]): KinesisBatchRecord[] {
 function payloads(shape: Shape, lines: readonly string[]): Uint8Array[] {
   const enc = new TextEncoder();
   if (shape === 'plain') return lines.map((l) => enc.encode(l));
+  if (shape === 'dynamodb') return lines.map((l, i) => enc.encode(changeRecord(l, i)));
   const out: Uint8Array[] = [];
   const n = shape === 'kpl' ? PER_AGGREGATE : PER_LOG_BATCH;
   for (let i = 0; i < lines.length; i += n) {
@@ -104,7 +139,7 @@ function check(r: IngestResult, shape: Shape): void {
 export async function benchFraming(dynamo: Dynamo, work: string): Promise<SummaryRow[]> {
   console.log(
     `\n## Producers' framings: ${fmtInt(EVENTS)} events as plain records, KPL aggregates of ${PER_AGGREGATE}, ` +
-      `gzip CloudWatch Logs batches of ${PER_LOG_BATCH}; ${RUNS} alternating runs`,
+      `gzip CloudWatch Logs batches of ${PER_LOG_BATCH}, DynamoDB change records; ${RUNS} alternating runs`,
   );
   const rows: SummaryRow[] = [];
   const pipes = new Map<Shape, ReturnType<typeof pipeline>>();
@@ -147,10 +182,17 @@ export async function benchFraming(dynamo: Dynamo, work: string): Promise<Summar
       `${shape}: median ${(m * 1000).toFixed(0)} ms for ${fmtInt(z.records)} Kinesis records (${z.mib.toFixed(1)} MiB of event JSON), ${fmtInt(EVENTS / m)} events/s`,
     );
     rows.push({
-      measure: `framing: ${shape === 'plain' ? `${fmtInt(EVENTS)} plain records` : shape === 'kpl' ? `${fmtInt(z.records)} KPL aggregates (${fmtInt(EVENTS)} user records)` : `${fmtInt(z.records)} CloudWatch Logs batches (${fmtInt(EVENTS)} log events)`}`,
+      measure: `framing: ${describeShape(shape, z.records)}`,
       value: `${(m * 1000).toFixed(0)} ms${shape === 'plain' ? '' : ` (${(m / plain).toFixed(2)} × plain)`}`,
       target: '(info)',
     });
   }
   return rows;
+}
+
+function describeShape(shape: Shape, records: number): string {
+  if (shape === 'plain') return `${fmtInt(EVENTS)} plain records`;
+  if (shape === 'kpl') return `${fmtInt(records)} KPL aggregates (${fmtInt(EVENTS)} user records)`;
+  if (shape === 'logs') return `${fmtInt(records)} CloudWatch Logs batches (${fmtInt(EVENTS)} log events)`;
+  return `${fmtInt(records)} DynamoDB change records (upserts into versioned tables)`;
 }

@@ -9,6 +9,7 @@
  * format, consolidation, type-conflict policy, commit and maintenance settings) extend
  * {@link FloeConfig}.
  */
+
 import { ErrorKind, FloeError } from './errors.ts';
 import type { Schema } from './iceberg/schema.ts';
 import {
@@ -20,6 +21,7 @@ import {
 import { isPrimitive, parsePrimitive, type StructType } from './iceberg/types.ts';
 import type { TableIdentifier } from './ports/catalog.ts';
 import type { UpsertSpec } from './records/change-event.ts';
+import type { DeclaredTypes } from './records/connect-schema.ts';
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from './records/framing/compression.ts';
 import { FRAMINGS, type Framing } from './records/framing/deframe.ts';
 import type { ConsolidationRule } from './routing/consolidate.ts';
@@ -973,13 +975,56 @@ function parseTableProperties(
   return props;
 }
 
-/** Type hints for `table`: the `*` hints overlaid with the table's own. */
+/**
+ * Type hints for `table`: the `*` hints, overlaid with the types its data declared (a Debezium
+ * schema: {@link declareTableTypes}), overlaid with the table's own hints.
+ */
 export function hintsFor(config: FloeConfig, table: string): Record<string, string> {
   table = bareTableName(table);
   // Without a prototype: a column named `constructor` has no hint, not Object's function.
   const hints: Record<string, string> = Object.create(null);
-  Object.assign(hints, ownEntry(config.inference.hints, '*'), ownEntry(config.inference.hints, table));
+  Object.assign(
+    hints,
+    ownEntry(config.inference.hints, '*'),
+    declaredTypesOf(config, table)?.hints,
+    ownEntry(config.inference.hints, table),
+  );
   return hints;
+}
+
+/** Column types the data declared per table (bare name), per config object. */
+const declaredTypes = new WeakMap<FloeConfig, Map<string, Record<string, string>>>();
+
+/**
+ * Notes the column types a change's own schema declares for `table` (Debezium with schemas,
+ * records/connect-schema.ts): a later declaration of a column wins (its type changed upstream;
+ * the table's evolution rules then decide). The ingest writes them into each pending fragment;
+ * the committer reads them back from there.
+ */
+export function declareTableTypes(config: FloeConfig, table: string, types: DeclaredTypes): void {
+  table = bareTableName(table);
+  let known = declaredTypes.get(config);
+  if (!known) {
+    known = new Map();
+    declaredTypes.set(config, known);
+  }
+  let hints = known.get(table);
+  if (!hints) {
+    hints = Object.create(null) as Record<string, string>;
+    known.set(table, hints);
+  }
+  Object.assign(hints, types.hints);
+}
+
+/** The column types `table`'s data declared (undefined: none). */
+export function declaredTypesOf(config: FloeConfig, table: string): DeclaredTypes | undefined {
+  const hints = declaredTypes.get(config)?.get(bareTableName(table));
+  return hints ? { hints: { ...hints } } : undefined;
+}
+
+/** Whether an upsert table reads Debezium envelopes (so a tombstone may arrive). */
+export function hasDebeziumTables(config: FloeConfig): boolean {
+  return Object.values(config.upsert ?? {}).some((u) => u.envelope === 'debezium');
 }
 
 /** Partition candidates for `table`: its override, else the global list. */

@@ -13,7 +13,7 @@ import { compareSequence } from '../../lambdas/src/ports/ledger.ts';
 import type { KinesisBatchRecord } from '../../lambdas/src/records/kinesis-event.ts';
 import type { LocalDynamo } from './dynalite.ts';
 import type { Json } from './e2e.ts';
-import { type FaultRule, Faults, type ManualClock, type Port } from './faults.ts';
+import { type FaultRule, Faults, type ManualClock, type Port, type Rng } from './faults.ts';
 import { batchOf, type Pipeline, startPipeline } from './pipeline.ts';
 
 export const LEASE_MS = 60_000;
@@ -149,6 +149,48 @@ export async function deliver(
     plan.enable();
   }
   return results;
+}
+
+/**
+ * A schedule of deliveries and committer runs, as the streaming soak tests drive them: each round
+ * some shards get their next 5–25 records (sometimes after an earlier, overlapping range again, a
+ * replay of updates and deletes), each delivery retried or bisected after failures, while one or
+ * two committers run beside them; until every shard is delivered.
+ */
+export async function deliverInterleaved(
+  h: Harness,
+  shards: readonly Shard[],
+  rng: Rng,
+  ingestPlans: ReadonlyMap<string, Faults>,
+  committerPlans: readonly Faults[],
+  runCommitters: (plan: Faults, i: number) => Promise<unknown>,
+): Promise<void> {
+  const next = new Map(shards.map((sh) => [sh.id, 0]));
+  const step = async (sh: Shard) => {
+    const plan = ingestPlans.get(sh.id)!;
+    const lo = next.get(sh.id)!;
+    const hi = Math.min(sh.recs.length, lo + rng.int(5, 25));
+    if (lo > 0 && rng.chance(0.2)) {
+      await deliver(h, sh, rng.int(Math.max(0, lo - 20), lo - 1), rng.int(lo, hi), {
+        plan,
+        bisect: () => rng.chance(0.5),
+      });
+    }
+    await deliver(h, sh, lo, hi, { plan, bisect: () => rng.chance(0.5) });
+    next.set(sh.id, hi);
+  };
+  const committers = async (n: number) => {
+    const plans = committerPlans.slice(0, n);
+    await Promise.all(plans.map((plan, i) => runCommitters(plan, i).catch(() => undefined)));
+    for (const plan of plans) plan.revive();
+  };
+  for (;;) {
+    const open = shards.filter((sh) => next.get(sh.id)! < sh.recs.length);
+    if (open.length === 0) break;
+    const tasks = open.filter(() => rng.chance(0.6)).map(step);
+    if (tasks.length === 0 || rng.chance(0.5)) tasks.push(committers(rng.chance(0.5) ? 2 : 1));
+    await Promise.all(tasks);
+  }
 }
 
 export type Point = readonly [Port, string, readonly ('before' | 'after')[], number];

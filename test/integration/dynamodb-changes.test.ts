@@ -30,6 +30,7 @@ import {
   armRandom,
   COMMITTER_POINTS,
   deliver,
+  deliverInterleaved,
   type Harness,
   harness,
   INGEST_POINTS,
@@ -111,32 +112,9 @@ async function soak(seed: number, versionsIn: 'files' | 'dynamodb'): Promise<voi
   // Each committer is its own process: it learns the table's key from the staged changes alone.
   const fresh = () => ({ config: parseConfig({}), ...changeVersions });
   const committer = (i: number, plan: Faults) => h.committer(`c-${i}`, plan, fresh());
-  const next = new Map(shards.map((sh) => [sh.id, 0]));
-  const step = async (sh: Shard) => {
-    const plan = ingestPlans.get(sh.id)!;
-    const lo = next.get(sh.id)!;
-    const hi = Math.min(sh.recs.length, lo + rng.int(5, 25));
-    if (lo > 0 && rng.chance(0.2)) {
-      await deliver(h, sh, rng.int(Math.max(0, lo - 20), lo - 1), rng.int(lo, hi), {
-        plan,
-        bisect: () => rng.chance(0.5),
-      });
-    }
-    await deliver(h, sh, lo, hi, { plan, bisect: () => rng.chance(0.5) });
-    next.set(sh.id, hi);
-  };
-  const committers = async (n: number) => {
-    const plans = committerPlans.slice(0, n);
-    await Promise.all(plans.map((plan, i) => runCommitter(committer(i, plan)).catch(() => undefined)));
-    for (const plan of plans) plan.revive();
-  };
-  for (;;) {
-    const open = shards.filter((sh) => next.get(sh.id)! < sh.recs.length);
-    if (open.length === 0) break;
-    const tasks = open.filter(() => rng.chance(0.6)).map(step);
-    if (tasks.length === 0 || rng.chance(0.5)) tasks.push(committers(rng.chance(0.5) ? 2 : 1));
-    await Promise.all(tasks);
-  }
+  await deliverInterleaved(h, shards, rng, ingestPlans, committerPlans, (plan, i) =>
+    runCommitter(committer(i, plan)),
+  );
 
   const fired = [...ingestPlans.values(), ...committerPlans].reduce((n, f) => n + f.log.length, 0);
   expect(fired).toBeGreaterThan(5);

@@ -25,7 +25,7 @@ import {
   armCommitRaces,
   armRandom,
   COMMITTER_POINTS,
-  deliver,
+  deliverInterleaved,
   harness,
   INGEST_POINTS,
   LEASE_MS,
@@ -82,35 +82,9 @@ async function soak(seed: number): Promise<void> {
     for (let i = 0; i < 2; i++) armRandom(f, COMMITTER_POINTS);
     armCommitRaces(f, clock);
   }
-  const next = new Map(shards.map((sh) => [sh.id, 0]));
-  const step = async (sh: Shard) => {
-    const plan = ingestPlans.get(sh.id)!;
-    const lo = next.get(sh.id)!;
-    const hi = Math.min(sh.recs.length, lo + rng.int(5, 25));
-    // Sometimes an earlier, overlapping range is delivered again first (a replay of updates and deletes).
-    if (lo > 0 && rng.chance(0.2)) {
-      await deliver(h, sh, rng.int(Math.max(0, lo - 20), lo - 1), rng.int(lo, hi), {
-        plan,
-        bisect: () => rng.chance(0.5),
-      });
-    }
-    await deliver(h, sh, lo, hi, { plan, bisect: () => rng.chance(0.5) });
-    next.set(sh.id, hi);
-  };
-  const committers = async (n: number) => {
-    const plans = committerPlans.slice(0, n);
-    await Promise.all(
-      plans.map((plan, i) => runCommitter(h.committer(`c-${i}`, plan)).catch(() => undefined)),
-    );
-    for (const plan of plans) plan.revive();
-  };
-  for (;;) {
-    const open = shards.filter((sh) => next.get(sh.id)! < sh.recs.length);
-    if (open.length === 0) break;
-    const tasks = open.filter(() => rng.chance(0.6)).map(step);
-    if (tasks.length === 0 || rng.chance(0.5)) tasks.push(committers(rng.chance(0.5) ? 2 : 1));
-    await Promise.all(tasks);
-  }
+  await deliverInterleaved(h, shards, rng, ingestPlans, committerPlans, (plan, i) =>
+    runCommitter(h.committer(`c-${i}`, plan)),
+  );
   const fired = [...ingestPlans.values(), ...committerPlans].reduce((n, f) => n + f.log.length, 0);
   expect(fired).toBeGreaterThan(5);
 

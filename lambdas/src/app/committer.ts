@@ -12,6 +12,7 @@
 
 import {
   declareChangeTable,
+  declareTableTypes,
   type FloeConfig,
   hasRecordRules,
   hintsFor,
@@ -412,6 +413,8 @@ async function decodePending(
             const { header, records } = decodeFragment(b, f.uri);
             // A table its data declared an upsert table (DynamoDB changes): its key, from the ingest.
             if (header.upsert) declareChangeTable(deps.config, table, header.upsert);
+            // Column types the records' own schemas declared (Debezium with schemas).
+            if (header.types) declareTableTypes(deps.config, table, header.types);
             return records;
           });
           cache.set(f.uri, p);

@@ -73,6 +73,7 @@ function ingestResult(
     // The Kinesis record of the lowest failed position: all Lambda can retry from.
     ...(failedSequence === undefined ? {} : { failedSequence: kinesisSequenceOf(failedSequence) }),
     ...(Number.isFinite(oldest) ? { oldestArrivalMs: oldest } : {}),
+    ...(routed.noRowChanges.count > 0 ? { noRowChanges: routed.noRowChanges.count } : {}),
     ...(framed.batch === batch && framed.dead.length === 0 ? {} : { framing: framingOf(framed) }),
   };
 }

@@ -83,6 +83,11 @@ export function renderReport(
   lines.push(
     `${report.lines.toLocaleString('en-US')} lines read, ${report.rows.toLocaleString('en-US')} rows committed to ${report.tables.length} table(s), ${dead.length} rejected in ${(ms / 1000).toFixed(1)} s`,
   );
+  if (report.noRowChanges) {
+    lines.push(
+      `${report.noRowChanges.toLocaleString('en-US')} change(s) that change no rows (Debezium truncates and tombstones) counted and skipped`,
+    );
+  }
   if (report.genericRecords > 0) {
     const share = ((100 * report.genericRecords) / Math.max(1, report.lines)).toFixed(1);
     lines.push(

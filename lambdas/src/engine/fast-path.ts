@@ -13,8 +13,8 @@
  *   records a consolidation rule takes and upsert tables' records (both reshape records), and
  *   layouts whose field lists leave an empty object.
  */
-import { type FloeConfig, upsertFor } from '../config.ts';
-import type { UpsertSpec } from '../records/change-event.ts';
+import { type FloeConfig, hasDebeziumTables, upsertFor } from '../config.ts';
+import { isTombstoneBytes, type UpsertSpec } from '../records/change-event.ts';
 import type { JsonObject } from '../records/json-line.ts';
 import { type Shape, ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
 import { compileConsolidation } from '../routing/consolidate.ts';
@@ -124,6 +124,8 @@ export class FastPath {
   private readonly scanner: ShapeScanner;
   /** Whether DynamoDB change records are read as changes (`source.framings`). */
   private readonly dynamodb: boolean;
+  /** Whether a Debezium tombstone may arrive (an upsert table reads Debezium envelopes). */
+  private readonly tombstones: boolean;
   private readonly cfg: FloeConfig;
   private readonly router: Router;
   private readonly rules: RecordRules | undefined;
@@ -150,6 +152,7 @@ export class FastPath {
     this.refPaths = routingPaths(this.cfg);
     this.scanner = new ShapeScanner({ maxDepth: readerDepth(this.cfg) });
     this.dynamodb = this.cfg.source.framings.has('dynamodb');
+    this.tombstones = hasDebeziumTables(this.cfg);
   }
 
   /** As `takeBytes`, for a record given as text (encoded to UTF-8 first). */
@@ -164,6 +167,8 @@ export class FastPath {
    * throws for a reason nobody foresaw hands the record to the generic path, which isolates it.
    */
   takeBytes(buf: Uint8Array, start: number, end: number, place: RecordPlace): FastOutcome {
+    // A Debezium tombstone is the generic path's to count (it changes no rows).
+    if (this.tombstones && end - start <= 128 && isTombstoneBytes(buf.subarray(start, end))) return undefined;
     let shape: Shape | undefined;
     try {
       shape = this.scanner.scanBytes(buf, start, end);

@@ -14,8 +14,16 @@
 
 import { availableParallelism } from 'node:os';
 import { holds, type SourceHolders } from '../app/load-history.ts';
-import { changeTableSpec, hasRecordRules, readerDepthLimit, tableId, upsertFor } from '../config.ts';
-import { type ChangeOp, readChange } from '../records/change-event.ts';
+import {
+  changeTableSpec,
+  declareTableTypes,
+  hasDebeziumTables,
+  hasRecordRules,
+  readerDepthLimit,
+  tableId,
+  upsertFor,
+} from '../config.ts';
+import { type ChangeOp, isTombstone, readChange } from '../records/change-event.ts';
 import { dynamoDbKeyNames } from '../records/dynamodb-change.ts';
 import {
   isTooDeep,
@@ -112,6 +120,10 @@ export class LoadRun {
   private nextChunk = 0;
   /** Lines that took the generic path (parsed as objects). */
   private genericLines = 0;
+  /** Whether a Debezium tombstone may arrive (an upsert table reads Debezium envelopes). */
+  private readonly tombstones: boolean;
+  /** Debezium truncates and tombstones: they change no rows. */
+  private noRowChanges = 0;
   /** Bytes of small tables gathered on each worker to be written there (to spread them). */
   private readonly gathered: number[] = [];
 
@@ -123,6 +135,7 @@ export class LoadRun {
   ) {
     const cfg = deps.config;
     this.router = compileRouter(cfg.routing, { dynamodb: cfg.source.framings.has('dynamodb') });
+    this.tombstones = hasDebeziumTables(cfg);
     this.consolidator = compileConsolidation(cfg.consolidate ?? []);
     this.maxBytes = cfg.limits.maxRecordBytes;
     this.readerDepth = readerDepthLimit(cfg);
@@ -476,6 +489,7 @@ export class LoadRun {
       lines: this.lines,
       rows,
       genericRecords: this.genericLines + reparsed,
+      ...(this.noRowChanges > 0 ? { noRowChanges: this.noRowChanges } : {}),
       deadLetters: this.dead,
       ...done,
     };
@@ -618,6 +632,10 @@ export class LoadRun {
         deep ? `guard maxNestingDepth: record ${errText(e)}` : errText(e),
       );
     }
+    if (this.tombstones && isTombstone(value)) {
+      this.noRowChanges++;
+      return;
+    }
     if (value === null || typeof value !== 'object' || Array.isArray(value))
       return refuse(DeadLetterReason.NotAnObject, `expected a JSON object, got ${jsonKindOf(value)}`);
     let obj = value as Record<string, JsonValue>;
@@ -638,10 +656,15 @@ export class LoadRun {
         : upsertFor(this.deps.config, route.table);
     if (upsert) {
       const change = readChange(upsert, obj, route.table);
-      if (!change.ok) return refuse(change.reason, change.detail, route.table);
+      if (!change.ok) {
+        if (change.reason !== 'no-row') return refuse(change.reason, change.detail, route.table);
+        this.noRowChanges++;
+        return;
+      }
       op = change.op;
       version = change.version;
       obj = change.row;
+      if (change.types) declareTableTypes(this.deps.config, route.table, change.types);
     }
     if (this.rules) {
       const checked = await this.rules.check(obj, route.table);

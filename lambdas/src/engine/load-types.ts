@@ -120,6 +120,8 @@ export interface LoadReport {
    * columnar writer could not write (`TableLoadResult.reparsed`).
    */
   readonly genericRecords: number;
+  /** Changes that change no rows (Debezium truncates and tombstones): counted, not dead letters. */
+  readonly noRowChanges?: number;
   readonly deadLetters: Readonly<Record<string, number>>;
   readonly tables: readonly TableLoadResult[];
   /** Tables whose commit failed; empty when everything landed. */

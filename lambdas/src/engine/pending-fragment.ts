@@ -12,6 +12,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ErrorKind, FloeError } from '../errors.ts';
 import type { ChangeOp, UpsertSpec } from '../records/change-event.ts';
+import type { DeclaredTypes } from '../records/connect-schema.ts';
 
 export interface FragmentHeader {
   readonly table: string;
@@ -21,6 +22,8 @@ export interface FragmentHeader {
    * the spec, so the committer knows it without the ingest's config having named it.
    */
   readonly upsert?: UpsertSpec;
+  /** Column types the records' own schemas declared (Debezium with schemas, config.ts `declareTableTypes`). */
+  readonly types?: DeclaredTypes;
 }
 
 export interface FragmentRecord {
@@ -47,6 +50,7 @@ export function encodeFragment(header: FragmentHeader, records: readonly Fragmen
       table: header.table,
       shardId: header.shardId,
       ...(header.upsert ? { upsert: header.upsert } : {}),
+      ...(header.types ? { types: header.types } : {}),
     }),
   ];
   for (const r of records) {
@@ -82,6 +86,7 @@ export function decodeFragment(
     table?: unknown;
     shardId?: unknown;
     upsert?: unknown;
+    types?: unknown;
   };
   if (
     head.format !== FORMAT ||
@@ -122,7 +127,25 @@ export function decodeFragment(
     };
   });
   const upsert = upsertSpecOf(head.upsert);
-  return { header: { table: head.table, shardId: head.shardId, ...(upsert ? { upsert } : {}) }, records };
+  const types = typesOf(head.types);
+  return {
+    header: {
+      table: head.table,
+      shardId: head.shardId,
+      ...(upsert ? { upsert } : {}),
+      ...(types ? { types } : {}),
+    },
+    records,
+  };
+}
+
+function typesOf(v: unknown): DeclaredTypes | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const o = v as { hints?: unknown };
+  if (typeof o.hints !== 'object' || o.hints === null) return undefined;
+  const hints: Record<string, string> = {};
+  for (const [k, t] of Object.entries(o.hints)) if (typeof t === 'string') hints[k] = t;
+  return { hints };
 }
 
 function upsertSpecOf(v: unknown): UpsertSpec | undefined {

@@ -9,7 +9,8 @@
  * was staged. An error of the whole batch (the ledger unreachable …) is thrown: Lambda retries it.
  *
  * Metrics: `RecordsIn` (Kinesis records), `RecordsSkipped`, with framed records (KPL, compressed,
- * CloudWatch Logs) `UserRecords`, `KplAggregates`, `LogControlMessages`; `StagingFailures` (tables that failed), `BatchErrors`
+ * CloudWatch Logs) `UserRecords`, `KplAggregates`, `LogControlMessages`; `ChangesWithoutRows` (Debezium
+ * truncates and tombstones, counted); `StagingFailures` (tables that failed), `BatchErrors`
  * (invocations that threw after parsing); per table (dimension `table`, as `PER_TABLE_METRICS`
  * allows: table-metrics.ts) `RowsStaged`, `PendingRecords`, `StagedBytes`, whose totals over the
  * batch's tables go with `RecordsIn`; per reason (dimension `reason`) `DeadLetters`.
@@ -135,6 +136,7 @@ export function makeIngestHandler(getRuntime: GetRuntime, opts: HandlerOptions =
             ['RecordsIn', 'Count', result.records],
             ['RecordsSkipped', 'Count', result.skipped],
             ...framingMetrics(result.framing),
+            ...(result.noRowChanges ? [['ChangesWithoutRows', 'Count', result.noRowChanges] as const] : []),
             ['StagingFailures', 'Count', result.failures.length],
             ...tables.totals,
           ],

@@ -12,6 +12,7 @@
  * A delete's row is its key alone: the rest of a before-image shapes nothing in the table.
  */
 
+import { ConnectValueError, type DeclaredTypes, imageSchema, typedImage } from './connect-schema.ts';
 import { readDynamoDbChange } from './dynamodb-change.ts';
 import type { JsonObject, JsonValue } from './json-line.ts';
 import { JsonNumberText } from './json-line.ts';
@@ -33,10 +34,16 @@ export type Change =
       readonly row: JsonObject;
       /** Versioned changes (DynamoDB): the change's time in µs; the newest of a key wins. */
       readonly version?: bigint;
+      /** Column types the change's own schema declares (Debezium with schemas: connect-schema.ts). */
+      readonly types?: DeclaredTypes;
     }
   | {
       readonly ok: false;
-      readonly reason: 'missing-key' | 'bad-operation' | 'invalid-value';
+      /**
+       * `no-row`: a change that changes no rows (a Debezium truncate or tombstone): counted,
+       * never a dead letter.
+       */
+      readonly reason: 'missing-key' | 'bad-operation' | 'invalid-value' | 'no-row';
       readonly detail: string;
     };
 
@@ -50,7 +57,8 @@ export function readChange(spec: UpsertSpec, record: JsonObject, table: string):
   if (!event.ok) return event;
   const key = keyOf(spec, event.row, table);
   if (key !== undefined) return key;
-  return { ok: true, op: event.op, row: event.op === 'delete' ? keyProjection(spec, event.row) : event.row };
+  const row = event.op === 'delete' ? keyProjection(spec, event.row) : event.row;
+  return event.types ? { ok: true, op: event.op, row, types: event.types } : { ok: true, op: event.op, row };
 }
 
 function plainEvent(spec: UpsertSpec, record: JsonObject, table: string): Change {
@@ -68,12 +76,38 @@ function plainEvent(spec: UpsertSpec, record: JsonObject, table: string): Change
 }
 
 function debeziumEvent(record: JsonObject, table: string): Change {
+  if (isTombstone(record))
+    return {
+      ok: false,
+      reason: 'no-row',
+      detail: `table '${table}': a Debezium tombstone (no payload) changes no rows`,
+    };
   const payload = record.payload;
-  const env = Object.hasOwn(record, 'schema') && isObject(payload) ? payload : record;
+  const wrapped = Object.hasOwn(record, 'schema') && isObject(payload);
+  const env = wrapped ? payload : record;
   const op = Object.hasOwn(env, 'op') ? env.op : undefined;
   const kind = typeof op === 'string' ? op.toLowerCase() : undefined;
   const image = (name: 'before' | 'after', what: ChangeOp): Change => {
     const row = Object.hasOwn(env, name) ? env[name] : undefined;
+    const schema = wrapped && isObject(row) ? imageSchema(record.schema, name) : undefined;
+    if (schema && isObject(row)) {
+      try {
+        const typed = typedImage(schema, row);
+        return {
+          ok: true,
+          op: what,
+          row: typed.row,
+          types: { hints: typed.hints },
+        };
+      } catch (e) {
+        if (!(e instanceof ConnectValueError)) throw e;
+        return {
+          ok: false,
+          reason: 'invalid-value',
+          detail: `table '${table}': Debezium field '${name}.${e.path}': ${e.message}`,
+        };
+      }
+    }
     if (isObject(row)) return { ok: true, op: what, row };
     return {
       ok: false,
@@ -83,11 +117,44 @@ function debeziumEvent(record: JsonObject, table: string): Change {
   };
   if (kind === 'c' || kind === 'r' || kind === 'u') return image('after', 'upsert');
   if (kind === 'd') return image('before', 'delete');
+  if (kind === 't')
+    return { ok: false, reason: 'no-row', detail: `table '${table}': a Debezium truncate changes no rows` };
   return {
     ok: false,
     reason: 'bad-operation',
-    detail: `table '${table}': Debezium op is ${describe(op)}; expected c, r, u or d (truncate and message events carry no row)`,
+    detail: `table '${table}': Debezium op is ${describe(op)}; expected c, r, u, d or t (message events carry no row)`,
   };
+}
+
+const TOMBSTONE_MAX_BYTES = 128;
+
+/** {@link isTombstone} of a record's bytes (only short records are parsed: a tombstone is short). */
+export function isTombstoneBytes(data: Uint8Array): boolean {
+  if (data.length > TOMBSTONE_MAX_BYTES) return false;
+  let v: unknown;
+  try {
+    v = JSON.parse(new TextDecoder().decode(data));
+  } catch {
+    return false;
+  }
+  return isTombstone(v as JsonValue);
+}
+
+/**
+ * A Debezium tombstone (what follows a delete for Kafka's log compaction): a null value, or with
+ * schemas `{"schema": null, "payload": null}`. It changes no rows.
+ */
+export function isTombstone(record: JsonValue): boolean {
+  if (record === null) return true;
+  if (!isObject(record)) return false;
+  const keys = Object.keys(record);
+  return (
+    keys.length > 0 &&
+    keys.every((k) => k === 'schema' || k === 'payload') &&
+    Object.hasOwn(record, 'payload') &&
+    record.payload === null &&
+    (record.schema ?? null) === null
+  );
 }
 
 function dynamoDbEvent(spec: UpsertSpec, record: JsonObject, table: string): Change {

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readChange, type UpsertSpec } from '../../../lambdas/src/records/change-event.ts';
+import {
+  isTombstone,
+  isTombstoneBytes,
+  readChange,
+  type UpsertSpec,
+} from '../../../lambdas/src/records/change-event.ts';
 import { type JsonObject, parseJsonRecord } from '../../../lambdas/src/records/json-line.ts';
 
 const json = (text: string) => parseJsonRecord(text) as JsonObject;
@@ -98,7 +103,8 @@ describe('readChange: Debezium envelopes', () => {
   });
 
   it.each([
-    [env('t', 'null', 'null'), 'bad-operation', 'Debezium op is "t"'],
+    [env('t', 'null', 'null'), 'no-row', 'a Debezium truncate changes no rows'],
+    ['{"schema":null,"payload":null}', 'no-row', 'a Debezium tombstone'],
     [env('m', 'null', 'null'), 'bad-operation', 'Debezium op is "m"'],
     ['{"after":{"id":1}}', 'bad-operation', 'Debezium op is missing'],
     [env('d', 'null', 'null'), 'missing-key', "no 'before' image"],
@@ -133,5 +139,19 @@ describe('readChange: properties', () => {
         else expect(c.row).toBe(r);
       }),
     );
+  });
+});
+
+describe('isTombstone', () => {
+  it('a null value or a null schema and payload, nothing else', () => {
+    expect(isTombstone(null)).toBe(true);
+    expect(isTombstone(json('{"schema":null,"payload":null}'))).toBe(true);
+    expect(isTombstone(json('{"payload":null}'))).toBe(true);
+    expect(isTombstone(json('{"schema":{"type":"struct"},"payload":null}'))).toBe(false);
+    expect(isTombstone(json('{"schema":null,"payload":{"op":"c"}}'))).toBe(false);
+    expect(isTombstone(json('{}'))).toBe(false);
+    expect(isTombstoneBytes(new TextEncoder().encode(' null '))).toBe(true);
+    expect(isTombstoneBytes(new TextEncoder().encode('{"schema": null, "payload": null}'))).toBe(true);
+    expect(isTombstoneBytes(new TextEncoder().encode('{"event_type":"x"}'))).toBe(false);
   });
 });

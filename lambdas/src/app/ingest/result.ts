@@ -38,6 +38,8 @@ export interface IngestResult {
    */
   readonly failedSequence?: string;
   readonly oldestArrivalMs?: number;
+  /** Changes that change no rows (Debezium truncates and tombstones): counted, never dead letters. */
+  readonly noRowChanges?: number;
   /** Present when producers' framings were undone: what was found, and how many records they gave. */
   readonly framing?: DeframeCounts & { readonly records: number };
 }

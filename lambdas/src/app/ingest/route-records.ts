@@ -8,7 +8,9 @@
  */
 import {
   changeTableSpec,
+  declareTableTypes,
   type FloeConfig,
+  hasDebeziumTables,
   hasRecordRules,
   readerDepthLimit,
   upsertFor,
@@ -18,7 +20,7 @@ import { type DeadLetter, DeadLetterReason } from '../../engine/dead-letters.ts'
 import { FastPath } from '../../engine/fast-path.ts';
 import { RecordRules, type RuleResult, type TypedRuleResult } from '../../engine/record-rules.ts';
 import { errorText } from '../../engine/row-files.ts';
-import { readChange } from '../../records/change-event.ts';
+import { isTombstoneBytes, readChange } from '../../records/change-event.ts';
 import {
   type DecodeContext,
   type DecodedAvro,
@@ -47,6 +49,8 @@ interface Routing extends Routed {
   readonly rules: RecordRules | undefined;
   /** How JSON records are parsed (`format: json`). */
   readonly jsonOptions: ParseOptions;
+  /** Whether a Debezium tombstone may arrive (an upsert table reads Debezium envelopes). */
+  readonly tombstones: boolean;
   /** How GSR-framed records are decoded (`format: avro-gsr`). */
   readonly decodeContext: DecodeContext;
 }
@@ -91,8 +95,8 @@ export async function routeRecords(deps: IngestDeps, batch: KinesisBatch): Promi
     }
   }
   for (const table of r.fast?.tables.keys() ?? []) workFor(r, table);
-  const { work, fast, dead, deadCounts, failures } = r;
-  return { batch, work, fast, dead, deadCounts, failures };
+  const { work, fast, dead, deadCounts, failures, noRowChanges } = r;
+  return { batch, work, fast, dead, deadCounts, failures, noRowChanges };
 }
 
 /** Compiles what routing needs from the config, once per batch. */
@@ -122,6 +126,8 @@ async function startRouting(deps: IngestDeps, batch: KinesisBatch): Promise<Rout
     fast,
     dead: [],
     deadCounts: {},
+    noRowChanges: { count: 0 },
+    tombstones: hasDebeziumTables(cfg),
     failures: [],
     cfg,
     router,
@@ -159,6 +165,10 @@ function takeBytes(r: Routing, i: number): boolean {
       DeadLetterReason.GuardMaxRecordBytes,
       `guard maxRecordBytes: record is ${data.length} bytes, limit ${limits.maxRecordBytes}`,
     );
+    return true;
+  }
+  if (r.tombstones && isTombstoneBytes(data)) {
+    r.noRowChanges.count++;
     return true;
   }
   if (!r.fast) return false;
@@ -273,11 +283,13 @@ function changeOf(r: Routing, i: number, json: RoutedJson): RoutedJson | undefin
   if (!upsert) return json;
   const change = readChange(upsert, json.value, json.w.table);
   if (!change.ok) {
-    reject(r, i, change.reason, change.detail, json.w.table);
+    if (change.reason === 'no-row') r.noRowChanges.count++;
+    else reject(r, i, change.reason, change.detail, json.w.table);
     return undefined;
   }
   json.w.ops.set(i, change.op);
   if (change.version !== undefined) json.w.versions.set(i, change.version);
+  if (change.types) declareTableTypes(r.cfg, json.w.table, change.types);
   return change.row === json.value ? json : { ...json, value: change.row, transformed: true };
 }
 

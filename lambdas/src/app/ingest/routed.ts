@@ -39,6 +39,8 @@ export interface Routed {
   readonly dead: DeadLetterRecord[];
   /** `dead` by reason. */
   readonly deadCounts: Record<string, number>;
+  /** Changes that change no rows (Debezium truncates and tombstones): counted, never dead letters. */
+  readonly noRowChanges: { count: number };
   /** The schema registry was unreachable: routing stopped at that record (see `route-records.ts`). */
   readonly failures: IngestFailure[];
 }

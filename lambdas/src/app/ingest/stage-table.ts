@@ -3,7 +3,7 @@
  * pending fragment (the records' original bytes) for what needs the committer, dead letters for
  * what cannot land; and the file descriptors of its ledger entry.
  */
-import { partitionCandidatesFor, tableId, upsertFor } from '../../config.ts';
+import { declaredTypesOf, partitionCandidatesFor, tableId, upsertFor } from '../../config.ts';
 import type { ColumnarTableBatch } from '../../engine/columnar-batch.ts';
 import { encodeFragment, type FragmentRecord } from '../../engine/pending-fragment.ts';
 import { dataFileToJson, withoutColumnMetrics } from '../../iceberg/manifest/data-file-json.ts';
@@ -104,7 +104,12 @@ async function putPendingFragment(t: StageInput, pending: number[]): Promise<Led
   });
   // A table its DynamoDB changes declared: the committer learns its key from the fragment.
   const upsert = upsertFor(deps.config, table);
-  const declared = upsert?.envelope === 'dynamodb' ? { upsert } : {};
+  const types = declaredTypesOf(deps.config, table);
+  const declared = {
+    ...(upsert?.envelope === 'dynamodb' ? { upsert } : {}),
+    // Types the records' schemas declared (Debezium): the committer types the rows by them.
+    ...(types ? { types } : {}),
+  };
   const bytes = encodeFragment({ table, shardId, ...declared }, fragment);
   const firstSeq = padSequence(records[pending[0]!]!.sequenceNumber).replace(/^0+(?=\d)/, '');
   const tid = tableId(deps.config, table);
