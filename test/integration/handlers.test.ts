@@ -6,11 +6,14 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GlueCatalog } from '../../lambdas/src/adapters/aws/glue-catalog.ts';
 import { S3TablesCatalog } from '../../lambdas/src/adapters/aws/s3tables-catalog.ts';
 import type { CommitterDeps } from '../../lambdas/src/app/committer.ts';
 import type { IngestDeps } from '../../lambdas/src/app/ingest.ts';
+import { openQueryEngine } from '../../lambdas/src/cli/query-command.ts';
+import { openWarehouse } from '../../lambdas/src/cli/warehouse.ts';
 import { CachedSchemaRegistry } from '../../lambdas/src/engine/cached-registry.ts';
 import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
 import { handler as committerEntry, makeCommitterHandler } from '../../lambdas/src/handlers/committer.ts';
@@ -19,6 +22,15 @@ import { handler as ingestEntry, makeIngestHandler } from '../../lambdas/src/han
 import { awsRuntime, type HandlerRuntime, type LambdaContext } from '../../lambdas/src/handlers/runtime.ts';
 import type { AppendOutcome, Ledger, LedgerEntry, StagedRange } from '../../lambdas/src/ports/ledger.ts';
 import { buildKinesisEvent, type KinesisEvent } from '../../lambdas/src/records/kinesis-event.ts';
+import { DEBEZIUM_CONFIG, decimalText, typedDebeziumArb } from '../fuzz/debezium-typed.ts';
+import {
+  changeRecord,
+  dynamoDbStreamArb,
+  finalState,
+  itemKey,
+  itemState,
+  rowState,
+} from '../fuzz/dynamodb-streams.ts';
 import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
 import { generate, groupByTable, type Json, sorted, tableOf, tempDir } from '../helpers/e2e.ts';
 import { awslabsAggregate } from '../helpers/kpl.ts';
@@ -390,6 +402,74 @@ describe('ingest + committer handlers', () => {
     const ids = await committedIds(p);
     expect(ids).toEqual(expectedIds(v1.events));
     expect([...ids.values()].reduce((n, x) => n + x.length, 0)).toBe(200);
+  });
+
+  it('DynamoDB change records and typed Debezium events: versioned and typed tables, truncates and tombstones counted', async () => {
+    const p = await startPipeline(dynamo, dir(), { config: DEBEZIUM_CONFIG });
+    const { logger, metrics } = tools();
+    const ingest = makeIngestHandler(() => runtimeOf(p), { logger, metrics });
+    const commit = makeCommitterHandler(() => runtimeOf(p), { logger, metrics });
+    const [ddb] = fc.sample(dynamoDbStreamArb({ maxKeys: 6, minHistories: 20, maxHistories: 30 }), {
+      seed: 9,
+      numRuns: 1,
+    });
+    const [dbz] = fc.sample(typedDebeziumArb({ snapshot: 6, changes: 20 }), { seed: 9, numRuns: 1 });
+    // One stream: the Debezium events in order, the DynamoDB changes shuffled among them.
+    const mixed: string[] = [];
+    const a = [...dbz!.lines];
+    const b = [...ddb!.lines];
+    while (a.length > 0 || b.length > 0) {
+      if (a.length > 0 && (b.length === 0 || mixed.length % 2 === 0)) mixed.push(a.shift()!);
+      else mixed.push(b.shift()!);
+    }
+    for (let i = 0; i < mixed.length; i += 100)
+      expect(await ingest(kinesisEvent(mixed.slice(i, i + 100), i), context(`req-i-${i}`))).toEqual({
+        batchItemFailures: [],
+      });
+    expect(metric('DeadLetters')).toEqual([]);
+    const withoutRows = metric('ChangesWithoutRows').reduce(
+      (n, m) => n + Number(m.record.ChangesWithoutRows),
+      0,
+    );
+    expect(withoutRows).toBe(dbz!.noRow);
+    const run = await commit(SCHEDULED, context('req-c-1', 60_000));
+    expect(run.failed).toEqual([]);
+    // Every change but the newest of its key again, later on the stream: all superseded by now.
+    const newest = new Map<string, bigint>();
+    for (const c of ddb!.changes) {
+      const k = itemKey(c.item.artist, c.item.song);
+      if ((newest.get(k) ?? -1n) < c.time) newest.set(k, c.time);
+    }
+    const older = ddb!.changes.filter((c) => c.time < newest.get(itemKey(c.item.artist, c.item.song))!);
+    expect(older.length).toBeGreaterThan(0);
+    lines = [];
+    const lateLines = older.map((c, i) => changeRecord(c, i, 'MICROSECOND'));
+    expect(await ingest(kinesisEvent(lateLines, 10_000), context('req-i-late'))).toEqual({
+      batchItemFailures: [],
+    });
+    await commit(SCHEDULED, context('req-c-2', 60_000));
+    const [late] = metric('ChangesSuperseded', 'table', 'music_catalog');
+    // Each key's newest late change is the one compared (older ones of the key lose within the commit).
+    expect(late?.record.ChangesSuperseded).toBe(
+      new Set(older.map((c) => itemKey(c.item.artist, c.item.song))).size,
+    );
+    const engine = await openQueryEngine(openWarehouse(p.wh.dir));
+    try {
+      const music = (await engine.query('SELECT * FROM music_catalog')).rows;
+      expect(
+        new Map(music.map((r) => [itemKey(String(r.artist), BigInt(r.songid as bigint)), rowState(r)])),
+      ).toEqual(new Map([...finalState(ddb!.changes)].map(([k, item]) => [k, itemState(item)])));
+      const customers = (
+        await engine.query(
+          'SELECT id, CAST(balance AS VARCHAR) AS balance, typeof(birthday) AS t FROM customers',
+        )
+      ).rows;
+      expect(new Map(customers.map((r) => [Number(r.id), [r.balance, r.t]]))).toEqual(
+        new Map([...dbz!.customers].map(([id, c]) => [id, [decimalText(c.balance, 2), 'DATE']])),
+      );
+    } finally {
+      engine.close();
+    }
   });
 
   it('malformed records become dead letters counted per reason; a malformed envelope is thrown', async () => {
