@@ -205,6 +205,11 @@ export class FloeStack extends Stack {
     out('FailedBatchesQueueUrl', s.failedBatches.queueUrl, 'Batches the event source mapping gave up on');
     out('DashboardName', this.monitoring.dashboard.dashboardName, 'CloudWatch dashboard');
     out(
+      'AlarmTopicArn',
+      this.monitoring.alarmTopic.topicArn,
+      'SNS topic every alarm notifies (subscribe to it; -c alarmTopicArn=… to use your own)',
+    );
+    out(
       'GenerateCommand',
       `npx floe generate --region ${this.region} --stream ${s.stream.streamName} -n 10000${
         settings.registryName === undefined ? '' : ` --format avro --registry-name ${settings.registryName}`

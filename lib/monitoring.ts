@@ -41,6 +41,7 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
@@ -67,6 +68,8 @@ const PER_TABLE_METRICS = ['DataFiles', 'AverageFileBytes', 'SmallFiles', 'Snaps
 export class FloeMonitoring extends Construct {
   readonly namespace: string;
   readonly alarms: Record<string, cloudwatch.Alarm> = {};
+  /** The topic every alarm notifies (`alarmTopicArn`, else one of this stack's). */
+  readonly alarmTopic: sns.ITopic;
   readonly dashboard: cloudwatch.Dashboard;
 
   constructor(
@@ -125,10 +128,19 @@ export class FloeMonitoring extends Construct {
 
     const five = Duration.minutes(5);
     const runPeriod = Duration.minutes(Math.max(5, settings.committer.intervalMinutes));
-    const topic =
+    // Every alarm notifies someone: the given topic, else one this stack creates (subscribe to
+    // it: the `AlarmTopicArn` output). An alarm with no action is a control failure in regulated
+    // accounts (Control Tower CT.CLOUDWATCH.PR.1) and a page nobody gets.
+    const topic: sns.ITopic =
       settings.alarms.topicArn === undefined
-        ? undefined
+        ? new sns.Topic(this, 'AlarmTopic', {
+            topicName: `${stackName}-alarms`,
+            displayName: `Floe alarms of ${stackName}`,
+            enforceSSL: true,
+            masterKey: kms.Alias.fromAliasName(this, 'AlarmTopicKey', 'alias/aws/sns'),
+          })
         : sns.Topic.fromTopicArn(this, 'AlarmTopic', settings.alarms.topicArn);
+    this.alarmTopic = topic;
     const alarm = (
       name: string,
       description: string,
@@ -148,10 +160,8 @@ export class FloeMonitoring extends Construct {
         comparisonOperator: comparison,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
-      if (topic !== undefined) {
-        a.addAlarmAction(new cwActions.SnsAction(topic));
-        a.addOkAction(new cwActions.SnsAction(topic));
-      }
+      a.addAlarmAction(new cwActions.SnsAction(topic));
+      a.addOkAction(new cwActions.SnsAction(topic));
       this.alarms[name] = a;
       return a;
     };

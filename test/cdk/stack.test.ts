@@ -489,7 +489,17 @@ describe('the default stack in detail', () => {
       Namespace: 'AWS/SQS',
       MetricName: 'ApproximateNumberOfMessagesVisible',
     });
-    for (const a of alarms) expect(a.AlarmActions).toBeUndefined();
+    // Without alarmTopicArn every alarm notifies (on alarm and OK) the topic the stack creates.
+    const topics = Object.keys(resources(s.template, 'AWS::SNS::Topic'));
+    expect(topics).toHaveLength(1);
+    for (const a of alarms) {
+      expect(a.AlarmActions).toEqual([{ Ref: topics[0] }]);
+      expect(a.OKActions).toEqual([{ Ref: topics[0] }]);
+    }
+    // Encrypted with the AWS-managed SNS key.
+    expect(
+      JSON.stringify(Object.values(resources(s.template, 'AWS::SNS::Topic'))[0]!.KmsMasterKeyId),
+    ).toContain('alias/aws/sns');
     s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
   });
 
