@@ -11,6 +11,7 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { DynamoChangeVersions } from '../lambdas/src/adapters/aws/dynamodb-change-versions.ts';
 import { runCommitter } from '../lambdas/src/app/committer.ts';
 import { type IngestResult, ingestBatch } from '../lambdas/src/app/ingest.ts';
 import { aggregate } from '../lambdas/src/records/framing/kpl.ts';
@@ -49,7 +50,7 @@ function marshal(v: unknown): unknown {
 }
 
 /** The sample event as a change record of the DynamoDB table named after its type, keyed by position. */
-function changeRecord(line: string, i: number): string {
+function changeRecord(line: string, i: number, base: number): string {
   const o = JSON.parse(line) as Record<string, unknown>;
   const image = Object.fromEntries(Object.entries(o).map(([k, x]) => [k, marshal(x)]));
   const id = { S: `e-${i}` };
@@ -61,7 +62,8 @@ function changeRecord(line: string, i: number): string {
     recordFormat: 'application/json',
     tableName: `Shop${String(o.event_type ?? 'Other')}`,
     dynamodb: {
-      ApproximateCreationDateTime: 1_764_700_000_000_000 + i,
+      // Each batch's changes newer than the last batch's (`base`: records built so far).
+      ApproximateCreationDateTime: 1_764_700_000_000_000 + base + i,
       ApproximateCreationDateTimePrecision: 'MICROSECOND',
       Keys: { ItemId: id },
       NewImage: { ...image, ItemId: id },
@@ -82,7 +84,10 @@ function records(payloads: readonly Uint8Array[]): KinesisBatchRecord[] {
 function payloads(shape: Shape, lines: readonly string[]): Uint8Array[] {
   const enc = new TextEncoder();
   if (shape === 'plain') return lines.map((l) => enc.encode(l));
-  if (shape === 'dynamodb') return lines.map((l, i) => enc.encode(changeRecord(l, i)));
+  if (shape === 'dynamodb') {
+    const base = next;
+    return lines.map((l, i) => enc.encode(changeRecord(l, i, base)));
+  }
   const out: Uint8Array[] = [];
   const n = shape === 'kpl' ? PER_AGGREGATE : PER_LOG_BATCH;
   for (let i = 0; i < lines.length; i += n) {
@@ -174,6 +179,7 @@ export async function benchFraming(dynamo: Dynamo, work: string): Promise<Summar
       `run ${run + 1}: ${order.map((s) => `${s} ${(times.get(s)!.at(-1)! * 1000).toFixed(0)} ms`).join(', ')}`,
     );
   }
+  rows.push(...(await commitCosts(dynamo, pipes.get('dynamodb')!, caches.get('dynamodb')!)));
   const plain = median(times.get('plain')!);
   for (const shape of SHAPES) {
     const m = median(times.get(shape)!);
@@ -195,4 +201,43 @@ function describeShape(shape: Shape, records: number): string {
   if (shape === 'kpl') return `${fmtInt(records)} KPL aggregates (${fmtInt(EVENTS)} user records)`;
   if (shape === 'logs') return `${fmtInt(records)} CloudWatch Logs batches (${fmtInt(EVENTS)} log events)`;
   return `${fmtInt(records)} DynamoDB change records (upserts into versioned tables)`;
+}
+
+/**
+ * What the committer pays for DynamoDB-fed tables: a commit of one batch of 10,000 changes (its
+ * backlog committed first), each key's newest version read and raised in the files beside the
+ * table (the default), then in the ledger table through the DynamoDB adapter (as on AWS; dynalite).
+ */
+async function commitCosts(
+  dynamo: Dynamo,
+  p: ReturnType<typeof pipeline>,
+  cache: ReturnType<ReturnType<typeof pipeline>['newTableCache']>,
+): Promise<SummaryRow[]> {
+  await runCommitter(p.committerDeps());
+  const out: SummaryRow[] = [];
+  const tableName = await createLedger(dynamo.client);
+  for (const where of ['files', 'dynamodb'] as const) {
+    check(
+      (await timed(p, cache, eventText('dynamodb', sampleLines(EVENTS, 900 + out.length)).text)).result,
+      'dynamodb',
+    );
+    const deps = p.committerDeps();
+    const t0 = performance.now();
+    const run = await runCommitter(
+      where === 'files'
+        ? deps
+        : { ...deps, changeVersions: new DynamoChangeVersions(dynamo.client, { tableName }) },
+    );
+    const ms = performance.now() - t0;
+    const failed = run.tables.filter((t) => t.status === 'failed');
+    if (failed.length > 0)
+      throw new Error(`dynamodb commit (${where}): ${failed.map((t) => t.table).join(', ')} failed`);
+    console.log(`commit of ${fmtInt(EVENTS)} DynamoDB changes, versions in ${where}: ${ms.toFixed(0)} ms`);
+    out.push({
+      measure: `framing: commit of ${fmtInt(EVENTS)} DynamoDB changes, versions in ${where === 'files' ? 'files beside the table' : 'the ledger table (dynalite)'}`,
+      value: `${ms.toFixed(0)} ms`,
+      target: '(info)',
+    });
+  }
+  return out;
 }

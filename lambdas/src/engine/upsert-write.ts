@@ -21,7 +21,7 @@ import { fieldsAlong, pruneToIds, type Schema } from '../iceberg/schema.ts';
 import { currentSnapshot, type TableMetadata } from '../iceberg/table-metadata.ts';
 import { type IcebergType, isPrimitive } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
-import { type ChangeVersions, type KeyVersion, supersedes } from '../ports/change-versions.ts';
+import { type KeyVersion, supersedes } from '../ports/change-versions.ts';
 import type { ChangeOp } from '../records/change-event.ts';
 import { type ColumnarTableBatch, gatherRows, RowOp, valueAt } from './columnar-batch.ts';
 import { type EncodedFile, encodeColumns } from './columnar-part.ts';
@@ -90,10 +90,11 @@ export async function writeChanges(
   const versioned = versions?.some((v) => v !== undefined) === true;
   const last = versioned ? newestChangeOfEachKey(rows, key, ops, versions!) : lastChangeOfEachKey(rows, key);
   const store = versioned ? (deps.changeVersions ?? new KeyVersionFiles(deps.store)) : undefined;
-  const superseded = store ? await dropSuperseded(store, m.location, last, ops, versions!) : 0;
+  const stored = store ? await store.get(m.location, [...last.keys()]) : new Map<string, KeyVersion>();
+  const superseded = store ? dropSuperseded(stored, last, ops, versions!) : 0;
   const survivors = [...last.values()].filter((i) => ops[i] !== 'delete').sort((a, b) => a - b);
   const record = async () => {
-    if (store) await store.put(m.location, versionsWritten(last, ops, versions!, failed));
+    if (store) await store.put(m.location, versionsWritten(last, ops, versions!, failed, stored));
   };
   const written = await writeRows(
     deps,
@@ -289,14 +290,12 @@ function olderThan(
  * Drops from `newest` each key whose change is older than the key's stored version (a late or
  * repeated change of a key that has moved on); returns how many were dropped.
  */
-async function dropSuperseded(
-  store: ChangeVersions,
-  location: string,
+function dropSuperseded(
+  stored: ReadonlyMap<string, KeyVersion>,
   newest: Map<string, number>,
   ops: readonly (ChangeOp | undefined)[],
   versions: readonly (bigint | undefined)[],
-): Promise<number> {
-  const stored = await store.get(location, [...newest.keys()]);
+): number {
   let dropped = 0;
   for (const [k, i] of newest) {
     if (supersedes(versions[i] ?? -1n, ops[i] === 'delete', stored.get(k))) continue;
@@ -306,18 +305,25 @@ async function dropSuperseded(
   return dropped;
 }
 
-/** The versions of the changes written (a change that became a dead letter raises nothing). */
+/**
+ * The versions the written changes raise: a change that became a dead letter raises nothing, and
+ * one the store already holds (a duplicate, a retried commit) needs no write.
+ */
 function versionsWritten(
   newest: ReadonlyMap<string, number>,
   ops: readonly (ChangeOp | undefined)[],
   versions: readonly (bigint | undefined)[],
   failed: ReadonlyMap<number, string>,
+  stored: ReadonlyMap<string, KeyVersion>,
 ): Map<string, KeyVersion> {
   const out = new Map<string, KeyVersion>();
   for (const [k, i] of newest) {
     const version = versions[i];
     if (version === undefined || failed.has(i)) continue;
-    out.set(k, { version, deleted: ops[i] === 'delete' });
+    const deleted = ops[i] === 'delete';
+    const had = stored.get(k);
+    if (had !== undefined && had.version === version && had.deleted === deleted) continue;
+    out.set(k, { version, deleted });
   }
   return out;
 }

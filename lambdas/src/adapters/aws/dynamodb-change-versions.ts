@@ -31,7 +31,7 @@ import { dynamoError } from './dynamodb-ledger.ts';
 
 export interface DynamoChangeVersionsOptions {
   readonly tableName: string;
-  /** PutItem requests in flight at once (default 16). */
+  /** PutItem requests in flight at once (default 32). */
   readonly concurrency?: number;
   /** BatchGetItem rounds for unprocessed keys before giving up (default 8). */
   readonly maxRounds?: number;
@@ -56,7 +56,7 @@ export class DynamoChangeVersions implements ChangeVersions {
     options: DynamoChangeVersionsOptions,
   ) {
     this.table = options.tableName;
-    this.concurrency = options.concurrency ?? 16;
+    this.concurrency = options.concurrency ?? 32;
     this.maxRounds = options.maxRounds ?? 8;
   }
 
