@@ -30,7 +30,7 @@ import { JsonNumberText } from './json-line.ts';
 
 /** The `eventSource` of a DynamoDB change record. */
 export const DYNAMODB_EVENT_SOURCE = 'aws:dynamodb';
-/** The source table's name, when `record` is a DynamoDB change record; undefined otherwise. */
+/** The source table's name ('' when it names none), when `record` is a DynamoDB change record; undefined otherwise. */
 export function dynamoDbTableOf(record: object): string | undefined {
   const r = record as Record<string, unknown>;
   if (r.eventSource !== DYNAMODB_EVENT_SOURCE) return undefined;
@@ -40,7 +40,8 @@ export function dynamoDbTableOf(record: object): string | undefined {
   // DynamoDB Streams records (e.g. re-published from a Lambda trigger) name it in their ARN.
   const arn = r.eventSourceARN;
   const m = typeof arn === 'string' ? /:table\/([^/]+)/.exec(arn) : null;
-  return m?.[1];
+  // A change record that names no table is still one: '' (the router refuses it, naming why).
+  return m?.[1] ?? '';
 }
 
 /** The columns of a DynamoDB change record's `Keys` (none when it has no `Keys` object). */

@@ -201,7 +201,10 @@ export function compileRouter(cfg: RoutingConfig, options: RouterOptions = {}): 
         return {
           ok: false,
           reason: 'illegal-name',
-          detail: `DynamoDB tableName ${shown(source)} cannot be a table name`,
+          detail:
+            source === ''
+              ? 'a DynamoDB change record without a tableName (or a table in its eventSourceARN)'
+              : `DynamoDB tableName ${shown(source)} cannot be a table name`,
         };
       }
       return finish(name, 'dynamodb');

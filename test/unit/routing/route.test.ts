@@ -317,6 +317,15 @@ describe('DynamoDB change records (Kinesis Data Streams for DynamoDB)', () => {
     });
   });
 
+  it('one that names no table is refused, not routed as plain JSON', () => {
+    const router = compileRouter(DEFAULT_ROUTING);
+    expect(router(rec('{"eventSource":"aws:dynamodb","event_type":"a","dynamodb":{"Keys":{}}}'))).toEqual({
+      ok: false,
+      reason: 'illegal-name',
+      detail: 'a DynamoDB change record without a tableName (or a table in its eventSourceARN)',
+    });
+  });
+
   it('a record that only looks like one routes as usual', () => {
     const router = compileRouter(DEFAULT_ROUTING);
     expect(router(rec('{"eventSource":"aws:dynamodb","tableName":"Music","event_type":"a"}'))).toMatchObject({
