@@ -15,7 +15,7 @@
 import { ConnectValueError, type DeclaredTypes, imageSchema, typedImage } from './connect-schema.ts';
 import { readDynamoDbChange } from './dynamodb-change.ts';
 import type { JsonObject, JsonValue } from './json-line.ts';
-import { JsonNumberText } from './json-line.ts';
+import { describeJson, isJsonObject, JsonNumberText } from './json-line.ts';
 
 export interface UpsertSpec {
   /** Top-level fields or dotted paths (`customer.id`) that together identify a row. */
@@ -83,14 +83,14 @@ function debeziumEvent(record: JsonObject, table: string): Change {
       detail: `table '${table}': a Debezium tombstone (no payload) changes no rows`,
     };
   const payload = record.payload;
-  const wrapped = Object.hasOwn(record, 'schema') && isObject(payload);
+  const wrapped = Object.hasOwn(record, 'schema') && isJsonObject(payload);
   const env = wrapped ? payload : record;
   const op = Object.hasOwn(env, 'op') ? env.op : undefined;
   const kind = typeof op === 'string' ? op.toLowerCase() : undefined;
   const image = (name: 'before' | 'after', what: ChangeOp): Change => {
     const row = Object.hasOwn(env, name) ? env[name] : undefined;
-    const schema = wrapped && isObject(row) ? imageSchema(record.schema, name) : undefined;
-    if (schema && isObject(row)) {
+    const schema = wrapped && isJsonObject(row) ? imageSchema(record.schema, name) : undefined;
+    if (schema && isJsonObject(row)) {
       try {
         const typed = typedImage(schema, row);
         return {
@@ -108,11 +108,11 @@ function debeziumEvent(record: JsonObject, table: string): Change {
         };
       }
     }
-    if (isObject(row)) return { ok: true, op: what, row };
+    if (isJsonObject(row)) return { ok: true, op: what, row };
     return {
       ok: false,
       reason: 'missing-key',
-      detail: `table '${table}': Debezium op '${String(op)}' has no '${name}' image (${describe(row)}), so no key${name === 'before' ? ' (a delete needs REPLICA IDENTITY with the key)' : ''}`,
+      detail: `table '${table}': Debezium op '${String(op)}' has no '${name}' image (${describeJson(row)}), so no key${name === 'before' ? ' (a delete needs REPLICA IDENTITY with the key)' : ''}`,
     };
   };
   if (kind === 'c' || kind === 'r' || kind === 'u') return image('after', 'upsert');
@@ -122,7 +122,7 @@ function debeziumEvent(record: JsonObject, table: string): Change {
   return {
     ok: false,
     reason: 'bad-operation',
-    detail: `table '${table}': Debezium op is ${describe(op)}; expected c, r, u, d or t (message events carry no row)`,
+    detail: `table '${table}': Debezium op is ${describeJson(op)}; expected c, r, u, d or t (message events carry no row)`,
   };
 }
 
@@ -146,7 +146,7 @@ export function isTombstoneBytes(data: Uint8Array): boolean {
  */
 export function isTombstone(record: JsonValue): boolean {
   if (record === null) return true;
-  if (!isObject(record)) return false;
+  if (!isJsonObject(record)) return false;
   const keys = Object.keys(record);
   return (
     keys.length > 0 &&
@@ -220,27 +220,12 @@ function keyProjection(spec: UpsertSpec, row: JsonObject): JsonObject {
 export function valueAt(row: JsonObject, path: string): JsonValue | undefined {
   let v: JsonValue | undefined = row;
   for (const p of path.split('.')) {
-    if (!isObject(v) || !Object.hasOwn(v, p)) return undefined;
+    if (!isJsonObject(v) || !Object.hasOwn(v, p)) return undefined;
     v = v[p];
   }
   return v;
 }
 
-function isObject(v: JsonValue | undefined): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JsonNumberText);
-}
-
 function shown(record: JsonObject, field: string): string {
-  return Object.hasOwn(record, field) ? describe(record[field]) : 'missing';
-}
-
-function describe(v: JsonValue | undefined): string {
-  if (v === undefined) return 'missing';
-  if (typeof v === 'bigint') return v.toString();
-  if (v instanceof JsonNumberText) return v.text;
-  const text =
-    JSON.stringify(v, (_k, x) =>
-      typeof x === 'bigint' ? x.toString() : x instanceof JsonNumberText ? x.text : x,
-    ) ?? String(v);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  return Object.hasOwn(record, field) ? describeJson(record[field]) : 'missing';
 }

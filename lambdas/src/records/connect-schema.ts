@@ -28,7 +28,7 @@ import { formatDate, formatDecimal, toJsonSingleValue } from '../iceberg/convers
 import { T } from '../iceberg/types.ts';
 import { columnNameOf } from '../schema/column-name.ts';
 import type { JsonObject, JsonValue } from './json-line.ts';
-import { JsonNumberText } from './json-line.ts';
+import { describeJson, isJsonObject, JsonNumberText } from './json-line.ts';
 
 /** One Connect schema node (a field's, when `field` names it). */
 export interface ConnectSchema {
@@ -135,11 +135,11 @@ function fieldValue(s: ConnectSchema, v: JsonValue, path: string, acc: Acc): Jso
     if (typeof v === 'number' || typeof v === 'bigint' || v instanceof JsonNumberText) return hint(type, v);
     return hint(type, formatDecimal(unscaledOf(v, path), scale));
   }
-  if (name === VARIABLE_DECIMAL && isObject(v)) {
+  if (name === VARIABLE_DECIMAL && isJsonObject(v)) {
     const scale = v.scale;
     const value = v.value;
     if (typeof scale !== 'number' && typeof scale !== 'bigint')
-      throw new ConnectValueError(path, `VariableScaleDecimal has no scale (${describe(scale)})`);
+      throw new ConnectValueError(path, `VariableScaleDecimal has no scale (${describeJson(scale)})`);
     return hint('string', formatDecimal(unscaledOf(value ?? null, path), Number(scale)));
   }
   if (name === VARIABLE_DECIMAL) return hint('string', v);
@@ -159,7 +159,7 @@ function fieldValue(s: ConnectSchema, v: JsonValue, path: string, acc: Acc): Jso
   if (name === MICRO_TIME) return hint('time', timeOfDay(integer(v, path, 'microseconds'), path));
   if (name === NANO_TIME)
     return hint('time', timeOfDay(floorDiv(integer(v, path, 'nanoseconds'), 1000n), path));
-  if (s.type === 'struct' && isObject(v)) return structValue(s, v, path, acc);
+  if (s.type === 'struct' && isJsonObject(v)) return structValue(s, v, path, acc);
   if (s.type === 'array' && Array.isArray(v)) {
     const items = s.items;
     if (!isSchema(items)) return v;
@@ -182,7 +182,10 @@ function typeOf(s: ConnectSchema): string | undefined {
 /** A Decimal's unscaled value: base64 of its big-endian two's complement bytes. */
 function unscaledOf(v: JsonValue, path: string): bigint {
   if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v) || v.length % 4 !== 0 || v.length === 0)
-    throw new ConnectValueError(path, `a Decimal must be base64 of its unscaled bytes, got ${describe(v)}`);
+    throw new ConnectValueError(
+      path,
+      `a Decimal must be base64 of its unscaled bytes, got ${describeJson(v)}`,
+    );
   const bytes = Buffer.from(v, 'base64');
   let n = 0n;
   for (const b of bytes) n = (n << 8n) | BigInt(b);
@@ -193,7 +196,7 @@ function unscaledOf(v: JsonValue, path: string): bigint {
 function integer(v: JsonValue, path: string, unit: string): bigint {
   if (typeof v === 'bigint') return v;
   if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
-  throw new ConnectValueError(path, `expected an integer count of ${unit}, got ${describe(v)}`);
+  throw new ConnectValueError(path, `expected an integer count of ${unit}, got ${describeJson(v)}`);
 }
 
 function timestamp(micros: bigint): string {
@@ -218,16 +221,4 @@ function isSchema(v: unknown): v is ConnectSchema {
     !Array.isArray(v) &&
     typeof (v as { type?: unknown }).type === 'string'
   );
-}
-
-function isObject(v: JsonValue | undefined): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JsonNumberText);
-}
-
-function describe(v: JsonValue | undefined): string {
-  if (v === undefined) return 'nothing';
-  if (typeof v === 'bigint') return v.toString();
-  if (v instanceof JsonNumberText) return v.text;
-  const s = JSON.stringify(v) ?? String(v);
-  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }

@@ -26,7 +26,7 @@
 
 import { columnNameOf, isLegalColumnName } from '../schema/column-name.ts';
 import type { JsonObject, JsonValue } from './json-line.ts';
-import { JsonNumberText } from './json-line.ts';
+import { describeJson, isJsonObject, JsonNumberText } from './json-line.ts';
 
 /** The `eventSource` of a DynamoDB change record. */
 export const DYNAMODB_EVENT_SOURCE = 'aws:dynamodb';
@@ -47,8 +47,8 @@ export function dynamoDbTableOf(record: object): string | undefined {
 /** The columns of a DynamoDB change record's `Keys` (none when it has no `Keys` object). */
 export function dynamoDbKeyNames(record: JsonObject): string[] {
   const d = record.dynamodb;
-  const keys = isObject(d) ? d.Keys : undefined;
-  return isObject(keys) ? Object.keys(keys).map(columnOf) : [];
+  const keys = isJsonObject(d) ? d.Keys : undefined;
+  return isJsonObject(keys) ? Object.keys(keys).map(columnOf) : [];
 }
 
 export type DynamoDbChange =
@@ -82,19 +82,22 @@ export function readDynamoDbChange(record: JsonObject, table: string): DynamoDbC
   const name = record.eventName;
   const op = name === 'INSERT' || name === 'MODIFY' ? 'upsert' : name === 'REMOVE' ? 'delete' : undefined;
   if (op === undefined)
-    return refuse('bad-operation', `eventName is ${describe(name)}; expected INSERT, MODIFY or REMOVE`);
+    return refuse('bad-operation', `eventName is ${describeJson(name)}; expected INSERT, MODIFY or REMOVE`);
   const keys = d.Keys;
-  if (!isObject(keys) || Object.keys(keys).length === 0)
-    return refuse('missing-key', `dynamodb.Keys is ${describe(keys)}; expected the item's key attributes`);
+  if (!isJsonObject(keys) || Object.keys(keys).length === 0)
+    return refuse(
+      'missing-key',
+      `dynamodb.Keys is ${describeJson(keys)}; expected the item's key attributes`,
+    );
   const version = versionOf(d);
   if (typeof version === 'string') return refuse('bad-operation', version);
   let row: JsonObject;
   try {
     const image = op === 'upsert' ? d.NewImage : keys;
-    if (!isObject(image))
+    if (!isJsonObject(image))
       return refuse(
         'missing-key',
-        `${String(name)} has no dynamodb.NewImage (${describe(image)}); the stream must carry new images (StreamViewType NEW_IMAGE or NEW_AND_OLD_IMAGES)`,
+        `${String(name)} has no dynamodb.NewImage (${describeJson(image)}); the stream must carry new images (StreamViewType NEW_IMAGE or NEW_AND_OLD_IMAGES)`,
       );
     row = unmarshalItem(image);
     // The key's values come from Keys: an image always holds them, and they must agree.
@@ -147,7 +150,7 @@ function versionOf(d: JsonObject): bigint | string {
           ? v.value
           : NaN;
   if (!Number.isFinite(n) || n < 0)
-    return `dynamodb.ApproximateCreationDateTime is ${describe(v)}; expected the change's time (epoch microseconds, milliseconds or seconds)`;
+    return `dynamodb.ApproximateCreationDateTime is ${describeJson(v)}; expected the change's time (epoch microseconds, milliseconds or seconds)`;
   const precision = d.ApproximateCreationDateTimePrecision;
   const scale =
     precision === 'MICROSECOND'
@@ -184,10 +187,13 @@ export function unmarshalItem(item: JsonObject, path = ''): JsonObject {
 
 /** One attribute value (`{"N": "1"}`, `{"M": {…}}`, …) as a JSON value, exactly. */
 export function unmarshal(av: JsonValue, path: string): JsonValue {
-  if (!isObject(av)) throw new AttributeValueError(path, `${describe(av)} is not an attribute value`);
+  if (!isJsonObject(av)) throw new AttributeValueError(path, `${describeJson(av)} is not an attribute value`);
   const tags = Object.keys(av);
   if (tags.length !== 1)
-    throw new AttributeValueError(path, `an attribute value has exactly one type tag, not ${describe(av)}`);
+    throw new AttributeValueError(
+      path,
+      `an attribute value has exactly one type tag, not ${describeJson(av)}`,
+    );
   const tag = tags[0]!;
   const v = av[tag]!;
   switch (tag) {
@@ -197,20 +203,20 @@ export function unmarshal(av: JsonValue, path: string): JsonValue {
     case 'N':
       return numberOf(text(v, path, tag), path);
     case 'BOOL':
-      if (typeof v !== 'boolean') throw new AttributeValueError(path, `BOOL holds ${describe(v)}`);
+      if (typeof v !== 'boolean') throw new AttributeValueError(path, `BOOL holds ${describeJson(v)}`);
       return v;
     case 'NULL':
       return null;
     case 'M':
-      if (!isObject(v)) throw new AttributeValueError(path, `M holds ${describe(v)}`);
+      if (!isJsonObject(v)) throw new AttributeValueError(path, `M holds ${describeJson(v)}`);
       return unmarshalItem(v, path);
     case 'L':
-      if (!Array.isArray(v)) throw new AttributeValueError(path, `L holds ${describe(v)}`);
+      if (!Array.isArray(v)) throw new AttributeValueError(path, `L holds ${describeJson(v)}`);
       return v.map((x, i) => unmarshal(x, `${path}[${i}]`));
     case 'SS':
     case 'BS':
     case 'NS': {
-      if (!Array.isArray(v)) throw new AttributeValueError(path, `${tag} holds ${describe(v)}`);
+      if (!Array.isArray(v)) throw new AttributeValueError(path, `${tag} holds ${describeJson(v)}`);
       const items = v.map((x) => text(x, path, tag));
       return tag === 'NS' ? items.map((x) => numberOf(x, path)) : items;
     }
@@ -220,7 +226,7 @@ export function unmarshal(av: JsonValue, path: string): JsonValue {
 }
 
 function text(v: JsonValue, path: string, tag: string): string {
-  if (typeof v !== 'string') throw new AttributeValueError(path, `${tag} holds ${describe(v)}, not text`);
+  if (typeof v !== 'string') throw new AttributeValueError(path, `${tag} holds ${describeJson(v)}, not text`);
   return v;
 }
 
@@ -233,19 +239,4 @@ function numberOf(s: string, path: string): JsonValue {
   if (INTEGER.test(t)) return BigInt(t);
   if (!DECIMAL.test(t)) throw new AttributeValueError(path, `N holds '${s}', not a number`);
   return new JsonNumberText(t, Number(t));
-}
-
-function isObject(v: JsonValue | undefined): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JsonNumberText);
-}
-
-function describe(v: JsonValue | undefined): string {
-  if (v === undefined) return 'missing';
-  if (typeof v === 'bigint') return v.toString();
-  if (v instanceof JsonNumberText) return v.text;
-  const s =
-    JSON.stringify(v, (_k, x) =>
-      typeof x === 'bigint' ? x.toString() : x instanceof JsonNumberText ? x.text : x,
-    ) ?? String(v);
-  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }

@@ -463,3 +463,20 @@ export function formatJsonRecord(v: JsonValue): string {
     parts.push(`${JSON.stringify(k)}:${formatJsonRecord(x)}`);
   return `{${parts.join(',')}}`;
 }
+
+/** A parsed JSON object (not an array, not a kept number text). */
+export function isJsonObject(v: JsonValue | undefined): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JsonNumberText);
+}
+
+/** A parsed value shown in an error message: its JSON text (bigints and number texts exact), at most 60 characters; `missing` for none. */
+export function describeJson(v: JsonValue | undefined): string {
+  if (v === undefined) return 'missing';
+  if (typeof v === 'bigint') return v.toString();
+  if (v instanceof JsonNumberText) return v.text;
+  const text =
+    JSON.stringify(v, (_k, x) =>
+      typeof x === 'bigint' ? x.toString() : x instanceof JsonNumberText ? x.text : x,
+    ) ?? String(v);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
