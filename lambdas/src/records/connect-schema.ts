@@ -24,7 +24,13 @@
  * (schema/infer.ts applies them). `optional` is not followed for columns other than the key (they
  * stay optional; see the README's design notes). Pure.
  */
-import { formatDate, formatDecimal, toJsonSingleValue } from '../iceberg/conversions.ts';
+import {
+  decimalFromBytes,
+  floorDiv,
+  formatDate,
+  formatDecimal,
+  toJsonSingleValue,
+} from '../iceberg/conversions.ts';
 import { T } from '../iceberg/types.ts';
 import { columnNameOf } from '../schema/column-name.ts';
 import type { JsonObject, JsonValue } from './json-line.ts';
@@ -186,11 +192,7 @@ function unscaledOf(v: JsonValue, path: string): bigint {
       path,
       `a Decimal must be base64 of its unscaled bytes, got ${describeJson(v)}`,
     );
-  const bytes = Buffer.from(v, 'base64');
-  let n = 0n;
-  for (const b of bytes) n = (n << 8n) | BigInt(b);
-  if (bytes.length > 0 && (bytes[0]! & 0x80) !== 0) n -= 1n << BigInt(8 * bytes.length);
-  return n;
+  return decimalFromBytes(Buffer.from(v, 'base64'));
 }
 
 function integer(v: JsonValue, path: string, unit: string): bigint {
@@ -207,11 +209,6 @@ function timeOfDay(micros: bigint, path: string): string {
   if (micros < 0n || micros >= 86_400_000_000n)
     throw new ConnectValueError(path, `time of day ${micros} µs is out of range`);
   return toJsonSingleValue(T.time, micros) as string;
-}
-
-function floorDiv(a: bigint, b: bigint): bigint {
-  const q = a / b;
-  return a % b !== 0n && a < 0n ? q - 1n : q;
 }
 
 function isSchema(v: unknown): v is ConnectSchema {
