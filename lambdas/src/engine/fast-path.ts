@@ -13,7 +13,7 @@
  *   records a consolidation rule takes and upsert tables' records (both reshape records), and
  *   layouts whose field lists leave an empty object.
  */
-import { type FloeConfig, hasDebeziumTables, upsertFor } from '../config.ts';
+import { type FloeConfig, upsertFor } from '../config.ts';
 import { isTombstoneBytes, type UpsertSpec } from '../records/change-event.ts';
 import type { JsonObject } from '../records/json-line.ts';
 import { type Shape, ShapeScanner, SlotKind } from '../records/shape-scanner.ts';
@@ -116,6 +116,11 @@ export interface FastPathOptions {
    * generic path (the streaming ingest stages them as they came, for the committer to order).
    */
   readonly upserts?: boolean;
+  /**
+   * Hand Debezium tombstones to the generic path, which counts them (`floe load`, when an upsert
+   * table reads Debezium envelopes); the streaming ingest counts them before the fast path.
+   */
+  readonly tombstones?: boolean;
 }
 
 export class FastPath {
@@ -124,7 +129,7 @@ export class FastPath {
   private readonly scanner: ShapeScanner;
   /** Whether DynamoDB change records are read as changes (`source.framings`). */
   private readonly dynamodb: boolean;
-  /** Whether a Debezium tombstone may arrive (an upsert table reads Debezium envelopes). */
+  /** Whether Debezium tombstones are handed to the generic path (`FastPathOptions.tombstones`). */
   private readonly tombstones: boolean;
   private readonly cfg: FloeConfig;
   private readonly router: Router;
@@ -152,7 +157,7 @@ export class FastPath {
     this.refPaths = routingPaths(this.cfg);
     this.scanner = new ShapeScanner({ maxDepth: readerDepth(this.cfg) });
     this.dynamodb = this.cfg.source.framings.has('dynamodb');
-    this.tombstones = hasDebeziumTables(this.cfg);
+    this.tombstones = options.tombstones === true;
   }
 
   /** As `takeBytes`, for a record given as text (encoded to UTF-8 first). */
@@ -168,7 +173,7 @@ export class FastPath {
    */
   takeBytes(buf: Uint8Array, start: number, end: number, place: RecordPlace): FastOutcome {
     // A Debezium tombstone is the generic path's to count (it changes no rows).
-    if (this.tombstones && end - start <= 128 && isTombstoneBytes(buf.subarray(start, end))) return undefined;
+    if (this.tombstones && isTombstoneBytes(buf, start, end)) return undefined;
     let shape: Shape | undefined;
     try {
       shape = this.scanner.scanBytes(buf, start, end);

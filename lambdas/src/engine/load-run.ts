@@ -157,6 +157,7 @@ export class LoadRun {
             batchFor: (table) => this.work(table).batch,
             takes: (table, source) => this.takes(table, source),
             upserts: true,
+            tombstones: this.tombstones,
           });
   }
 

@@ -8,7 +8,7 @@
  */
 import { promises as fs } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import { hasRecordRules, tableId } from '../config.ts';
+import { hasDebeziumTables, hasRecordRules, tableId } from '../config.ts';
 import { invalidUtf8Offset } from '../records/shape-scanner.ts';
 import { compileRouter } from '../routing/index.ts';
 import { type BatchData, batchBuffers, ColumnarTableBatch } from './columnar-batch.ts';
@@ -62,6 +62,7 @@ class Worker {
       // Upsert tables' plain records too: the load brings them to one place to decide the last
       // change of each key (engine/load-run.ts, `partsOf`).
       upserts: true,
+      tombstones: hasDebeziumTables(cfg),
     });
   }
 
