@@ -25,7 +25,14 @@ import type { DeclaredTypes } from './records/connect-schema.ts';
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from './records/framing/compression.ts';
 import { FRAMINGS, type Framing } from './records/framing/deframe.ts';
 import type { ConsolidationRule } from './routing/consolidate.ts';
-import { DEFAULT_ROUTING, parseTemplate, type RoutingConfig, splitNamespace } from './routing/route.ts';
+import {
+  compileRouter,
+  DEFAULT_ROUTING,
+  parseTemplate,
+  type Router,
+  type RoutingConfig,
+  splitNamespace,
+} from './routing/route.ts';
 import { isLegalTableName } from './routing/table-name.ts';
 import { isLegalColumnName } from './schema/column-name.ts';
 
@@ -1020,6 +1027,11 @@ export function declareTableTypes(config: FloeConfig, table: string, types: Decl
 export function declaredTypesOf(config: FloeConfig, table: string): DeclaredTypes | undefined {
   const hints = declaredTypes.get(config)?.get(bareTableName(table));
   return hints ? { hints: { ...hints } } : undefined;
+}
+
+/** The router of `config`: its routing rules, DynamoDB change records first unless `source.framings` leaves them out. */
+export function routerFor(config: FloeConfig): Router {
+  return compileRouter(config.routing, { dynamodb: config.source.framings.has('dynamodb') });
 }
 
 /** Whether an upsert table reads Debezium envelopes (so a tombstone may arrive). */

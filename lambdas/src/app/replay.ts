@@ -18,7 +18,7 @@
  * Not atomic across the commit and the store update: if the process dies after a table committed
  * and before its records were deleted from the store, a later replay would append them again.
  */
-import type { FloeConfig } from '../config.ts';
+import { type FloeConfig, routerFor } from '../config.ts';
 import type { CommitDeps } from '../engine/append.ts';
 import { type DeadLetter, DeadLetterReason } from '../engine/dead-letters.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
@@ -26,7 +26,7 @@ import type { Catalog } from '../ports/catalog.ts';
 import { type DeadLetterRecord, type DeadLetterStore, deadLetterRecord } from '../ports/dead-letters.ts';
 import type { ObjectStore } from '../ports/object-store.ts';
 import { JsonNumberText, type JsonValue, parseJsonRecord } from '../records/json-line.ts';
-import { compileRouter } from '../routing/index.ts';
+import type { RouteResult } from '../routing/index.ts';
 import { type LoadProgress, type LoadReport, type LoadSource, loadSources } from './load.ts';
 
 // ---- Selecting dead letters ---------------------------------------------------------------------
@@ -386,7 +386,7 @@ type Routed = { readonly record: DeadLetterRecord } & (
  * know which table each record went to).
  */
 function routeEach(config: FloeConfig, records: readonly DeadLetterRecord[]): Map<string, Routed> {
-  const router = compileRouter(config.routing, { dynamodb: config.source.framings.has('dynamodb') });
+  const router = routerFor(config);
   const out = new Map<string, Routed>();
   for (const record of records) {
     let value: JsonValue;
@@ -414,7 +414,7 @@ function routeEach(config: FloeConfig, records: readonly DeadLetterRecord[]): Ma
 }
 
 function routeOutcome(
-  r: ReturnType<ReturnType<typeof compileRouter>>,
+  r: RouteResult,
 ): { ok: true; table: string } | { ok: false; reason: string; detail: string } {
   if (r.ok) return { ok: true, table: r.table };
   const reason =

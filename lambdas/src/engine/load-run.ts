@@ -15,16 +15,14 @@
 import { availableParallelism } from 'node:os';
 import { holds, type SourceHolders } from '../app/load-history.ts';
 import {
-  changeTableSpec,
-  declareTableTypes,
   hasDebeziumTables,
   hasRecordRules,
   readerDepthLimit,
+  routerFor,
   tableId,
   upsertFor,
 } from '../config.ts';
 import { type ChangeOp, isTombstone, readChange } from '../records/change-event.ts';
-import { dynamoDbKeyNames } from '../records/dynamodb-change.ts';
 import {
   isTooDeep,
   JsonNumberText,
@@ -34,7 +32,7 @@ import {
 } from '../records/json-line.ts';
 import { invalidUtf8Offset } from '../records/shape-scanner.ts';
 import { compileConsolidation } from '../routing/consolidate.ts';
-import { compileRouter, type RouteResult } from '../routing/index.ts';
+import type { RouteResult } from '../routing/index.ts';
 import { forEachBounded } from './bounded.ts';
 import { ColumnarTableBatch, type RawResolver } from './columnar-batch.ts';
 import { type ColumnarPart, LocalPart } from './columnar-part.ts';
@@ -44,6 +42,7 @@ import type { LoadDeps, LoadReport, PendingRecord, TableFailure, TableLoadResult
 import type { ChunkJob } from './load-worker-protocol.ts';
 import { LoadWorkers, releasePart } from './load-workers.ts';
 import { RecordRules } from './record-rules.ts';
+import { changeOfRouted } from './routed-change.ts';
 import { TableLoad } from './table-load.ts';
 
 /** Bytes of unwritten records a run holds before it writes the largest tables (default). */
@@ -134,7 +133,7 @@ export class LoadRun {
     private readonly workers: LoadWorkers | undefined,
   ) {
     const cfg = deps.config;
-    this.router = compileRouter(cfg.routing, { dynamodb: cfg.source.framings.has('dynamodb') });
+    this.router = routerFor(cfg);
     this.tombstones = hasDebeziumTables(cfg);
     this.consolidator = compileConsolidation(cfg.consolidate ?? []);
     this.maxBytes = cfg.limits.maxRecordBytes;
@@ -651,12 +650,8 @@ export class LoadRun {
     // Upsert tables: the record is a change; its row (the key alone for a delete) goes on.
     let op: ChangeOp | undefined;
     let version: bigint | undefined;
-    const upsert =
-      route.rule === 'dynamodb'
-        ? changeTableSpec(this.deps.config, route.table, dynamoDbKeyNames(obj))
-        : upsertFor(this.deps.config, route.table);
-    if (upsert) {
-      const change = readChange(upsert, obj, route.table);
+    const change = changeOfRouted(this.deps.config, route.table, obj, route.rule === 'dynamodb');
+    if (change) {
       if (!change.ok) {
         if (change.reason !== 'no-row') return refuse(change.reason, change.detail, route.table);
         this.noRowChanges++;
@@ -665,7 +660,6 @@ export class LoadRun {
       op = change.op;
       version = change.version;
       obj = change.row;
-      if (change.types) declareTableTypes(this.deps.config, route.table, change.types);
     }
     if (this.rules) {
       const checked = await this.rules.check(obj, route.table);

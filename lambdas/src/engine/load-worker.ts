@@ -8,9 +8,8 @@
  */
 import { promises as fs } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import { hasDebeziumTables, hasRecordRules, tableId } from '../config.ts';
+import { hasDebeziumTables, hasRecordRules, routerFor, tableId } from '../config.ts';
 import { invalidUtf8Offset } from '../records/shape-scanner.ts';
-import { compileRouter } from '../routing/index.ts';
 import { type BatchData, batchBuffers, ColumnarTableBatch } from './columnar-batch.ts';
 import { encodeBatch } from './columnar-part.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
@@ -48,7 +47,7 @@ class Worker {
     const cfg = init.config;
     this.fast = new FastPath({
       config: cfg,
-      router: compileRouter(cfg.routing, { dynamodb: cfg.source.framings.has('dynamodb') }),
+      router: routerFor(cfg),
       ...(rules ? { rules } : {}),
       batchFor: (table) => {
         let b = this.batches.get(table);

@@ -7,20 +7,20 @@
  * per record), and it awaits only the schema registry and the rules (when the config has some).
  */
 import {
-  changeTableSpec,
-  declareTableTypes,
   type FloeConfig,
   hasDebeziumTables,
   hasRecordRules,
   readerDepthLimit,
+  routerFor,
   upsertFor,
 } from '../../config.ts';
 import { ColumnarTableBatch } from '../../engine/columnar-batch.ts';
 import { type DeadLetter, DeadLetterReason } from '../../engine/dead-letters.ts';
 import { FastPath } from '../../engine/fast-path.ts';
 import { RecordRules, type RuleResult, type TypedRuleResult } from '../../engine/record-rules.ts';
+import { changeOfRouted } from '../../engine/routed-change.ts';
 import { errorText } from '../../engine/row-files.ts';
-import { isTombstoneBytes, readChange } from '../../records/change-event.ts';
+import { isTombstoneBytes } from '../../records/change-event.ts';
 import {
   type DecodeContext,
   type DecodedAvro,
@@ -28,11 +28,10 @@ import {
   decodeJsonRecord,
   decodeRecord,
 } from '../../records/decode.ts';
-import { dynamoDbKeyNames } from '../../records/dynamodb-change.ts';
 import { formatJsonRecord, type JsonObject, type ParseOptions } from '../../records/json-line.ts';
 import type { KinesisBatch } from '../../records/kinesis-event.ts';
 import { type Consolidator, compileConsolidation } from '../../routing/consolidate.ts';
-import { compileRouter, type RouteResult, type Router } from '../../routing/index.ts';
+import type { RouteResult, Router } from '../../routing/index.ts';
 import { compileSchemaNameRouter } from '../../routing/route.ts';
 import { beyondLimits, routingView } from './avro-routing.ts';
 import { type IngestDeps, registryOf } from './deps.ts';
@@ -102,7 +101,7 @@ export async function routeRecords(deps: IngestDeps, batch: KinesisBatch): Promi
 /** Compiles what routing needs from the config, once per batch. */
 async function startRouting(deps: IngestDeps, batch: KinesisBatch): Promise<Routing> {
   const cfg = deps.config;
-  const router = compileRouter(cfg.routing, { dynamodb: cfg.source.framings.has('dynamodb') });
+  const router = routerFor(cfg);
   const bySchemaName = compileSchemaNameRouter(cfg.routing);
   const consolidator = compileConsolidation(cfg.consolidate ?? []);
   const rules = hasRecordRules(cfg) ? await RecordRules.create(cfg, deps.catalog) : undefined;
@@ -277,11 +276,8 @@ function routeJson(r: Routing, i: number, value: JsonObject): RoutedJson | undef
  * alone for a delete), its operation noted; undefined: dead-lettered (no key, unknown operation).
  */
 function changeOf(r: Routing, i: number, json: RoutedJson): RoutedJson | undefined {
-  const upsert = json.dynamodb
-    ? changeTableSpec(r.cfg, json.w.table, dynamoDbKeyNames(json.value))
-    : upsertFor(r.cfg, json.w.table);
-  if (!upsert) return json;
-  const change = readChange(upsert, json.value, json.w.table);
+  const change = changeOfRouted(r.cfg, json.w.table, json.value, json.dynamodb === true);
+  if (!change) return json;
   if (!change.ok) {
     if (change.reason === 'no-row') r.noRowChanges.count++;
     else reject(r, i, change.reason, change.detail, json.w.table);
@@ -289,7 +285,6 @@ function changeOf(r: Routing, i: number, json: RoutedJson): RoutedJson | undefin
   }
   json.w.ops.set(i, change.op);
   if (change.version !== undefined) json.w.versions.set(i, change.version);
-  if (change.types) declareTableTypes(r.cfg, json.w.table, change.types);
   return change.row === json.value ? json : { ...json, value: change.row, transformed: true };
 }
 
