@@ -452,11 +452,26 @@ function parseUpsert(v: unknown): Record<string, UpsertSpec> | undefined {
  * configured one, else the one its data declared (a DynamoDB-fed table, {@link changeTableSpec}).
  */
 export function upsertFor(config: FloeConfig, table: string): UpsertSpec | undefined {
-  const u = config.upsert;
-  const configured = u === undefined ? undefined : (ownEntry(u, table) ?? ownEntry(u, bareTableName(table)));
+  const configured = configuredUpsert(config, table);
   if (configured) return configured;
   const declared = declaredChangeTables.get(config);
   return declared?.get(table) ?? declared?.get(bareTableName(table));
+}
+
+/** The `upsert` entry of the config for `table` (by `namespace.name`, then by name). */
+function configuredUpsert(config: FloeConfig, table: string): UpsertSpec | undefined {
+  const u = config.upsert;
+  return u === undefined ? undefined : (ownEntry(u, table) ?? ownEntry(u, bareTableName(table)));
+}
+
+/** The per-table map of `config` in `maps` (created on first use). */
+function tablesOf<V>(maps: WeakMap<FloeConfig, Map<string, V>>, config: FloeConfig): Map<string, V> {
+  let known = maps.get(config);
+  if (!known) {
+    known = new Map();
+    maps.set(config, known);
+  }
+  return known;
 }
 
 /**
@@ -473,8 +488,7 @@ const declaredChangeTables = new WeakMap<FloeConfig, Map<string, UpsertSpec>>();
  * changes, which must agree (change-event.ts refuses one keyed otherwise).
  */
 export function changeTableSpec(config: FloeConfig, table: string, key: readonly string[]): UpsertSpec {
-  const u = config.upsert;
-  const configured = u === undefined ? undefined : (ownEntry(u, table) ?? ownEntry(u, bareTableName(table)));
+  const configured = configuredUpsert(config, table);
   if (configured)
     return configured.envelope === 'dynamodb' ? configured : { key: configured.key, envelope: 'dynamodb' };
   return declareChangeTable(config, table, { key: [...key], envelope: 'dynamodb' });
@@ -482,11 +496,7 @@ export function changeTableSpec(config: FloeConfig, table: string, key: readonly
 
 /** Notes `spec` as the upsert spec `table`'s data declared (unless one is noted: that one stays). */
 export function declareChangeTable(config: FloeConfig, table: string, spec: UpsertSpec): UpsertSpec {
-  let known = declaredChangeTables.get(config);
-  if (!known) {
-    known = new Map();
-    declaredChangeTables.set(config, known);
-  }
+  const known = tablesOf(declaredChangeTables, config);
   const noted = known.get(table);
   if (noted) return noted;
   if (spec.key.length > 0) known.set(table, spec);
@@ -1010,11 +1020,7 @@ const declaredTypes = new WeakMap<FloeConfig, Map<string, Record<string, string>
  */
 export function declareTableTypes(config: FloeConfig, table: string, types: DeclaredTypes): void {
   table = bareTableName(table);
-  let known = declaredTypes.get(config);
-  if (!known) {
-    known = new Map();
-    declaredTypes.set(config, known);
-  }
+  const known = tablesOf(declaredTypes, config);
   let hints = known.get(table);
   if (!hints) {
     hints = Object.create(null) as Record<string, string>;

@@ -12,7 +12,7 @@
 
 import { ErrorKind, FloeError } from '../errors.ts';
 import { murmur3Hash32 } from '../iceberg/murmur3.ts';
-import type { ChangeVersions, KeyVersion } from '../ports/change-versions.ts';
+import { type ChangeVersions, type KeyVersion, raises } from '../ports/change-versions.ts';
 import type { ObjectStore } from '../ports/object-store.ts';
 import { forEachBounded } from './bounded.ts';
 
@@ -45,9 +45,7 @@ export class KeyVersionFiles implements ChangeVersions {
       const bucket = await this.read(location, b);
       for (const k of ks) {
         const v = versions.get(k)!;
-        const had = bucket.get(k);
-        if (had === undefined || v.version > had.version || (v.version === had.version && v.deleted))
-          bucket.set(k, v);
+        if (raises(v, bucket.get(k))) bucket.set(k, v);
       }
       await this.store.put(bucketUri(location, b), encode(bucket));
     });

@@ -21,7 +21,7 @@ import { fieldsAlong, pruneToIds, type Schema } from '../iceberg/schema.ts';
 import { currentSnapshot, type TableMetadata } from '../iceberg/table-metadata.ts';
 import { type IcebergType, isPrimitive } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
-import { type KeyVersion, supersedes } from '../ports/change-versions.ts';
+import { type KeyVersion, raises, supersedes } from '../ports/change-versions.ts';
 import type { ChangeOp } from '../records/change-event.ts';
 import { type ColumnarTableBatch, gatherRows, RowOp, valueAt } from './columnar-batch.ts';
 import { type EncodedFile, encodeColumns } from './columnar-part.ts';
@@ -320,10 +320,8 @@ function versionsWritten(
   for (const [k, i] of newest) {
     const version = versions[i];
     if (version === undefined || failed.has(i)) continue;
-    const deleted = ops[i] === 'delete';
-    const had = stored.get(k);
-    if (had !== undefined && had.version === version && had.deleted === deleted) continue;
-    out.set(k, { version, deleted });
+    const next = { version, deleted: ops[i] === 'delete' };
+    if (raises(next, stored.get(k))) out.set(k, next);
   }
   return out;
 }

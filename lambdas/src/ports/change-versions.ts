@@ -24,6 +24,15 @@ export interface ChangeVersions {
   put(location: string, versions: ReadonlyMap<string, KeyVersion>): Promise<void>;
 }
 
+/**
+ * Whether storing `next` raises the key's stored version: a newer version, or a delete at the same
+ * one (the rule every store keeps, so a put never lowers a version).
+ */
+export function raises(next: KeyVersion, stored: KeyVersion | undefined): boolean {
+  if (stored === undefined || next.version > stored.version) return true;
+  return next.version === stored.version && next.deleted && !stored.deleted;
+}
+
 /** Whether a change (`version`, a delete or not) wins over the key's stored version. */
 export function supersedes(version: bigint, deleted: boolean, stored: KeyVersion | undefined): boolean {
   if (stored === undefined || version > stored.version) return true;
