@@ -332,7 +332,8 @@ function build(snapshot: readonly CustomerState[], steps: readonly Step[]): Type
 export function decimalText(unscaled: bigint, scale: number): string {
   const neg = unscaled < 0n;
   const digits = (neg ? -unscaled : unscaled).toString().padStart(scale + 1, '0');
-  const text = `${digits.slice(0, digits.length - scale)}.${digits.slice(digits.length - scale)}`;
+  const text =
+    scale === 0 ? digits : `${digits.slice(0, digits.length - scale)}.${digits.slice(digits.length - scale)}`;
   return neg ? `-${text}` : text;
 }
 

@@ -11,24 +11,9 @@ import {
   typedImage,
 } from '../../../lambdas/src/records/connect-schema.ts';
 import { type JsonObject, parseJsonRecord } from '../../../lambdas/src/records/json-line.ts';
+import { decimalBase64, decimalText } from '../../fuzz/debezium-typed.ts';
 
 const struct = (...fields: ConnectSchema[]): ConnectSchema => ({ type: 'struct', fields });
-
-/** Big-endian two's complement of `n`, minimal length, in base64 (what Connect's Decimal writes). */
-function twosComplementBase64(n: bigint): string {
-  let len = 1;
-  while (n < -(1n << BigInt(8 * len - 1)) || n >= 1n << BigInt(8 * len - 1)) len++;
-  const u = n < 0n ? (1n << BigInt(8 * len)) + n : n;
-  return Buffer.from(u.toString(16).padStart(2 * len, '0'), 'hex').toString('base64');
-}
-
-function decimalText(unscaled: bigint, scale: number): string {
-  const neg = unscaled < 0n;
-  const digits = (neg ? -unscaled : unscaled).toString().padStart(scale + 1, '0');
-  const text =
-    scale === 0 ? digits : `${digits.slice(0, digits.length - scale)}.${digits.slice(digits.length - scale)}`;
-  return neg ? `-${text}` : text;
-}
 
 describe('typedImage', () => {
   it('types every logical type of the Debezium documentation', () => {
@@ -162,7 +147,7 @@ describe('typedImage', () => {
             parameters: { scale: String(scale), 'connect.decimal.precision': '38' },
             field: 'x',
           });
-          const typed = typedImage(schema, { x: twosComplementBase64(n) });
+          const typed = typedImage(schema, { x: decimalBase64(n) });
           expect(typed.row.x).toBe(decimalText(n, scale));
           expect(typed.hints.x).toBe(`decimal(38,${scale})`);
         },
