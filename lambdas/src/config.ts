@@ -35,6 +35,7 @@ import {
 } from './routing/route.ts';
 import { isLegalTableName } from './routing/table-name.ts';
 import { isLegalColumnName } from './schema/column-name.ts';
+import type { InferOptions } from './schema/infer.ts';
 
 /** JSON inference settings. */
 export interface InferenceConfig {
@@ -1009,30 +1010,53 @@ export function hintsFor(config: FloeConfig, table: string): Record<string, stri
   return hints;
 }
 
-/** Column types the data declared per table (bare name), per config object. */
-const declaredTypes = new WeakMap<FloeConfig, Map<string, Record<string, string>>>();
+/** Column types (and nullability) the data declared per table (bare name), per config object. */
+const declaredTypes = new WeakMap<
+  FloeConfig,
+  Map<string, { hints: Record<string, string>; required: Record<string, boolean> }>
+>();
 
 /**
  * Notes the column types a change's own schema declares for `table` (Debezium with schemas,
- * records/connect-schema.ts): a later declaration of a column wins (its type changed upstream;
- * the table's evolution rules then decide). The ingest writes them into each pending fragment;
- * the committer reads them back from there.
+ * records/connect-schema.ts): a later declaration of a column wins (its type or nullability
+ * changed upstream; the table's evolution rules then decide). The ingest writes them into each
+ * pending fragment; the committer reads them back from there.
  */
 export function declareTableTypes(config: FloeConfig, table: string, types: DeclaredTypes): void {
   table = bareTableName(table);
   const known = tablesOf(declaredTypes, config);
-  let hints = known.get(table);
-  if (!hints) {
-    hints = Object.create(null) as Record<string, string>;
-    known.set(table, hints);
+  let declared = known.get(table);
+  if (!declared) {
+    // Without prototypes: a column named `__proto__` keeps its entry.
+    declared = { hints: Object.create(null), required: Object.create(null) };
+    known.set(table, declared);
   }
-  Object.assign(hints, types.hints);
+  Object.assign(declared.hints, types.hints);
+  if (types.required) Object.assign(declared.required, types.required);
 }
 
 /** The column types `table`'s data declared (undefined: none). */
 export function declaredTypesOf(config: FloeConfig, table: string): DeclaredTypes | undefined {
-  const hints = declaredTypes.get(config)?.get(bareTableName(table));
-  return hints ? { hints: { ...hints } } : undefined;
+  const declared = declaredTypes.get(config)?.get(bareTableName(table));
+  if (!declared) return undefined;
+  const hints = { ...declared.hints };
+  return Object.keys(declared.required).length === 0
+    ? { hints }
+    : { hints, required: { ...declared.required } };
+}
+
+/**
+ * How records of `table` are inferred: its type hints ({@link hintsFor}), the column paths its
+ * data declares required (schema/nullability.ts) and the timestamp detection setting.
+ */
+export function inferOptionsFor(config: FloeConfig, table: string): InferOptions {
+  const required = declaredTypesOf(config, table)?.required;
+  const paths = required ? Object.keys(required).filter((p) => required[p] === true) : [];
+  return {
+    hints: hintsFor(config, table),
+    detectTimestamps: config.inference.detectTimestamps,
+    ...(paths.length > 0 ? { required: paths } : {}),
+  };
 }
 
 /** The router of `config`: its routing rules, DynamoDB change records first unless `source.framings` leaves them out. */

@@ -15,12 +15,17 @@ import { openQueryEngine } from '../../lambdas/src/cli/query-command.ts';
 import { openWarehouse } from '../../lambdas/src/cli/warehouse.ts';
 import {
   DEBEZIUM_CONFIG,
+  DECLARED_REQUIRED,
   dateText,
   decimalText,
   instantMs,
+  type LooseOrder,
+  orderLine,
+  ordersArb,
   typedDebeziumArb,
 } from '../fuzz/debezium-typed.ts';
-import { tempDir } from '../helpers/e2e.ts';
+import { openDuck, tempDir } from '../helpers/e2e.ts';
+import { requiredColumns } from '../helpers/table-files.ts';
 
 describe('Debezium change events with schemas', () => {
   it('floe load types columns from the schema and keeps exactly the last state of each key', async () => {
@@ -38,7 +43,22 @@ describe('Debezium change events with schemas', () => {
           const text = out.join('\n');
           expect(text).toContain(`${s.noRow} change(s) that change no rows`);
           expect(text).not.toMatch(/rejected.*\[/);
-          const engine = await openQueryEngine(openWarehouse(wh));
+          // Nullability follows the schemas' `optional`: the columns declared `optional: false`
+          // are required in the table's schema and in every data file, the rest optional.
+          const warehouse = openWarehouse(wh);
+          const duck = await openDuck();
+          try {
+            const tables = s.orders.size > 0 ? (['customers', 'orders'] as const) : (['customers'] as const);
+            for (const table of tables) {
+              const req = await requiredColumns(duck, warehouse, { namespace: 'default', name: table });
+              expect(req.schema).toEqual(DECLARED_REQUIRED[table]);
+              expect(req.files.length).toBeGreaterThan(0);
+              for (const f of req.files) expect(f).toEqual(DECLARED_REQUIRED[table]);
+            }
+          } finally {
+            duck.close();
+          }
+          const engine = await openQueryEngine(warehouse);
           try {
             const q = async (sql: string) => (await engine.query(sql)).rows;
             const types = async (table: string) =>
@@ -115,6 +135,84 @@ describe('Debezium change events with schemas', () => {
         }
       }),
       { numRuns: 5, seed: 2020 },
+    );
+  }, 180_000);
+
+  it('a declared-required column stays required through deletes, and becomes optional when data or schema has a null', async () => {
+    const scenario = ordersArb({ minLength: 2, maxLength: 6 }).chain((orders) =>
+      fc.record({
+        orders: fc.constant(orders),
+        deleted: fc.integer({ min: 1, max: orders.length - 1 }),
+        nulled: fc.integer({ min: 0, max: orders.length - 1 }),
+        // The column made nullable upstream (the schema says so), or a producer breaking its schema.
+        amountOptional: fc.boolean(),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(scenario, async (s) => {
+        const tmp = tempDir('floe-debezium-nullability-');
+        try {
+          const cfg = join(tmp.dir, 'floe.config.json');
+          writeFileSync(cfg, JSON.stringify(DEBEZIUM_CONFIG));
+          const wh = join(tmp.dir, 'wh');
+          const warehouse = openWarehouse(wh);
+          let pos = 1;
+          let step = 0;
+          const load = async (lines: string[]) => {
+            const file = join(tmp.dir, `step-${step++}.ndjson`);
+            writeFileSync(file, `${lines.join('\n')}\n`);
+            const out: string[] = [];
+            expect(await loadCommand([file], { warehouse: wh, config: cfg }, (x) => out.push(x))).toBe(0);
+            expect(out.join('\n')).not.toMatch(/rejected.*\[|dead letter/);
+          };
+          const required = async () => {
+            const duck = await openDuck();
+            try {
+              return await requiredColumns(duck, warehouse, { namespace: 'default', name: 'orders' });
+            } finally {
+              duck.close();
+            }
+          };
+          const amounts = async () => {
+            const engine = await openQueryEngine(warehouse);
+            try {
+              const rows = (
+                await engine.query('SELECT order_id, CAST(amount AS VARCHAR) AS amount FROM orders')
+              ).rows;
+              return new Map(rows.map((r) => [BigInt(r.order_id as bigint), r.amount ?? null]));
+            } finally {
+              engine.close();
+            }
+          };
+          const expected = (orders: readonly LooseOrder[]) =>
+            new Map(orders.map((o) => [o.orderId, o.amount === null ? null : decimalText(o.amount, 3)]));
+
+          // 1. Snapshot reads: the columns declared `optional: false` are required.
+          await load(s.orders.map((o) => orderLine('r', null, o, pos++)));
+          expect((await required()).schema).toEqual(DECLARED_REQUIRED.orders);
+
+          // 2. Deletes alone (each with its tombstone) judge no column: they all stay required.
+          const gone = s.orders.slice(0, s.deleted);
+          await load(gone.flatMap((o) => [orderLine('d', o, null, pos++), '{"schema":null,"payload":null}']));
+          const left: LooseOrder[] = s.orders.slice(s.deleted);
+          expect((await required()).schema).toEqual(DECLARED_REQUIRED.orders);
+          expect(await amounts()).toEqual(expected(left));
+
+          // 3. An update with a null amount lands, and relaxes the column instead of failing.
+          const target = left[s.nulled % left.length]!;
+          const nulled: LooseOrder = { ...target, amount: null };
+          await load([orderLine('u', target, nulled, pos++, { amountOptional: s.amountOptional })]);
+          const after = await required();
+          expect(after.schema).toEqual(DECLARED_REQUIRED.orders.filter((c) => c !== 'amount'));
+          // The new file writes amount as optional; the files before keep it required, which
+          // readers take under the optional column.
+          expect(after.files.some((f) => !f.includes('amount'))).toBe(true);
+          expect(await amounts()).toEqual(expected(left.map((o) => (o === target ? nulled : o))));
+        } finally {
+          tmp.cleanup();
+        }
+      }),
+      { numRuns: 6, seed: 2021 },
     );
   }, 180_000);
 });

@@ -105,6 +105,18 @@ const orderFields = [
   { type: 'int32', optional: true, name: 'io.debezium.time.Date', version: 1, field: 'ship_by' },
 ];
 
+/** The columns each table's schema declares `optional: false`: the tables hold them as required. */
+export const DECLARED_REQUIRED: Readonly<Record<'customers' | 'orders', readonly string[]>> = {
+  customers: customerFields(true)
+    .filter((f) => !f.optional)
+    .map((f) => f.field)
+    .sort(),
+  orders: orderFields
+    .filter((f) => !f.optional)
+    .map((f) => f.field)
+    .sort(),
+};
+
 function envelopeSchema(
   server: string,
   table: string,
@@ -159,12 +171,6 @@ function customerRow(c: CustomerState): Record<string, unknown> {
     opens: Number(c.opens),
     ...(c.tier === undefined ? {} : { tier: c.tier }),
   };
-}
-
-/** JSON with the µs timestamp written as a number (beyond 2^53 it must not pass through a double). */
-function withMicros(o: object, us: bigint | undefined): string {
-  const s = JSON.stringify(o);
-  return us === undefined ? s : s.replaceAll('"@US@"', us.toString());
 }
 
 const customerArb = (id: number, withTier: boolean) =>
@@ -253,26 +259,7 @@ function build(snapshot: readonly CustomerState[], steps: readonly Step[]): Type
     lines.push(text);
   };
   const mysql = (op: string, before: OrderState | null, after: OrderState | null) => {
-    const row = (o: OrderState) => ({
-      order_id: '@ID@',
-      amount: decimalBase64(o.amount),
-      placed: o.placed,
-      ship_by: o.shipBy,
-    });
-    const payload = {
-      before: before ? row(before) : null,
-      after: after ? row(after) : null,
-      source: { connector: 'mysql', db: 'shop', table: 'orders', file: 'mysql-bin.000003', pos: lsn++ },
-      op,
-      ts_ms: 1_733_000_000_000 + lsn,
-    };
-    const id = (after ?? before)!.orderId.toString();
-    lines.push(
-      withMicros(
-        { schema: envelopeSchema('mysql', 'shop.orders', orderFields, MYSQL_SOURCE), payload },
-        undefined,
-      ).replaceAll('"@ID@"', id),
-    );
+    lines.push(orderLine(op, before, after, lsn++));
   };
   const tombstone = () => {
     lines.push('{"schema":null,"payload":null}');
@@ -325,6 +312,52 @@ function build(snapshot: readonly CustomerState[], steps: readonly Step[]): Type
     }
   });
   return { lines, customers, orders, noRow };
+}
+
+/** An order whose `amount` may be null (its column made nullable upstream, or a producer breaking its schema). */
+export interface LooseOrder extends Omit<OrderState, 'amount'> {
+  readonly amount: bigint | null;
+}
+
+/**
+ * One MySQL `orders` change event at binlog position `pos`. `amountOptional`: the schema declares
+ * `amount` `optional: true` (as after `ALTER TABLE orders MODIFY amount DECIMAL(12,3) NULL`).
+ */
+export function orderLine(
+  op: string,
+  before: LooseOrder | null,
+  after: LooseOrder | null,
+  pos: number,
+  opts: { readonly amountOptional?: boolean } = {},
+): string {
+  const row = (o: LooseOrder) => ({
+    order_id: '@ID@',
+    amount: o.amount === null ? null : decimalBase64(o.amount),
+    placed: o.placed,
+    ship_by: o.shipBy,
+  });
+  const payload = {
+    before: before ? row(before) : null,
+    after: after ? row(after) : null,
+    source: { connector: 'mysql', db: 'shop', table: 'orders', file: 'mysql-bin.000003', pos },
+    op,
+    ts_ms: 1_733_000_000_000 + pos,
+  };
+  const fields = opts.amountOptional
+    ? orderFields.map((f) => (f.field === 'amount' ? { ...f, optional: true } : f))
+    : orderFields;
+  const id = (after ?? before)!.orderId.toString();
+  return JSON.stringify({
+    schema: envelopeSchema('mysql', 'shop.orders', fields, MYSQL_SOURCE),
+    payload,
+  }).replaceAll('"@ID@"', id);
+}
+
+/** Orders with distinct ids beyond a double's integers (the key must stay exact). */
+export function ordersArb(opts: { minLength: number; maxLength: number }): fc.Arbitrary<OrderState[]> {
+  return fc
+    .uniqueArray(fc.bigInt({ min: 2n ** 53n, max: 2n ** 53n + 1000n }), opts)
+    .chain((ids) => fc.tuple(...ids.map((id) => orderArb(id))));
 }
 
 // ---- the expected rows, as text, independently of lambdas/src ----

@@ -295,6 +295,8 @@ export interface ParquetSchemaRow {
   readonly field_id: bigint | null;
   readonly logical_type: string | null;
   readonly type: string | null;
+  /** `REQUIRED`, `OPTIONAL` or `REPEATED`, when the query selects it. */
+  readonly repetition_type?: string | null;
 }
 
 /** Rebuilds dotted paths from DuckDB's flat, pre-order `parquet_schema()` rows (root excluded). */

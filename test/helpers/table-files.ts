@@ -56,3 +56,39 @@ export async function tableContents(
     rows: rows.map((r) => String(r.j)).sort(),
   };
 }
+
+export interface RequiredColumns {
+  /** Top-level columns the current Iceberg schema holds as required, sorted. */
+  readonly schema: string[];
+  /** Per live data file, the top-level columns its Parquet schema writes as `REQUIRED`, sorted. */
+  readonly files: string[][];
+}
+
+/** Which top-level columns of `id` are required: in its metadata, and in DuckDB's reading of each file. */
+export async function requiredColumns(
+  duck: Duck,
+  wh: { store: LocalObjectStore; catalog: Catalog },
+  id: TableIdentifier,
+): Promise<RequiredColumns> {
+  const { metadata } = await wh.catalog.loadTable(id);
+  const snap = currentSnapshotOf(metadata);
+  const files: string[][] = [];
+  for (const f of snap ? await liveFiles(wh.store, snap) : []) {
+    const rows = (await duck.rows(
+      `SELECT name, num_children, field_id, logical_type, type, repetition_type FROM parquet_schema(${sqlString(wh.store.pathOf(f.file.file_path))})`,
+    )) as unknown as ParquetSchemaRow[];
+    files.push(
+      [...parquetPaths(rows)]
+        .filter(([path, row]) => !path.includes('.') && row.repetition_type === 'REQUIRED')
+        .map(([path]) => path)
+        .sort(),
+    );
+  }
+  return {
+    schema: currentSchema(metadata)
+      .fields.filter((f) => f.required)
+      .map((f) => f.name)
+      .sort(),
+    files,
+  };
+}

@@ -12,10 +12,17 @@ import { ingestBatch } from '../../lambdas/src/app/ingest.ts';
 import { openQueryEngine } from '../../lambdas/src/cli/query-command.ts';
 import { openWarehouse } from '../../lambdas/src/cli/warehouse.ts';
 import { parseConfig } from '../../lambdas/src/config.ts';
-import { DEBEZIUM_CONFIG, dateText, decimalText, typedDebeziumArb } from '../fuzz/debezium-typed.ts';
+import {
+  DEBEZIUM_CONFIG,
+  DECLARED_REQUIRED,
+  dateText,
+  decimalText,
+  typedDebeziumArb,
+} from '../fuzz/debezium-typed.ts';
 import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
-import { tempDir } from '../helpers/e2e.ts';
+import { openDuck, tempDir } from '../helpers/e2e.ts';
 import { batchOf, records, startPipeline } from '../helpers/pipeline.ts';
+import { requiredColumns } from '../helpers/table-files.ts';
 import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
 
 let dynamo: LocalDynamo;
@@ -52,6 +59,19 @@ describe('Debezium with schemas through ingest and committer', () => {
       await runCommitter(committer());
       expect(await p.ledger.tablesWithStagedWork()).toEqual([]);
       await expectWarehouseValid(p.wh);
+      // The committer learns each column's `optional` from the staged fragments too: the columns
+      // declared `optional: false` are required, in the schema and in every data file.
+      const duck = await openDuck();
+      try {
+        for (const table of ['customers', 'orders'] as const) {
+          const req = await requiredColumns(duck, p.wh, { namespace: 'default', name: table });
+          expect(req.schema).toEqual(DECLARED_REQUIRED[table]);
+          expect(req.files.length).toBeGreaterThan(0);
+          for (const f of req.files) expect(f).toEqual(DECLARED_REQUIRED[table]);
+        }
+      } finally {
+        duck.close();
+      }
       const engine = await openQueryEngine(openWarehouse(t.dir));
       try {
         const q = async (sql: string) => (await engine.query(sql)).rows;

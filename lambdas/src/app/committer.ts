@@ -15,7 +15,7 @@ import {
   declareTableTypes,
   type FloeConfig,
   hasRecordRules,
-  hintsFor,
+  inferOptionsFor,
   partitionCandidatesFor,
   tableId,
   typeConflictFor,
@@ -463,8 +463,8 @@ async function creationType(
   refused: Map<Decoded, { reason: DeadLetter['reason']; detail: string }>,
 ): Promise<StructType | undefined> {
   const cfg = deps.config;
-  const hints = hintsFor(cfg, table);
-  const inferrer = () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
+  const options = inferOptionsFor(cfg, table);
+  const inferrer = () => new StructInferrer(options);
   const jsonDecoded = decoded.filter((d) => d.kind === 'json');
   const json = jsonDecoded.map((d, i) => pendingRecord(d as Extract<Decoded, { kind: 'json' }>, i));
   let type: StructType | undefined;
@@ -585,8 +585,8 @@ async function build(
   let coercion: string | undefined;
   /** Screens JSON records (conflicts and values that do not convert become dead letters). */
   const screenJson = async (records: readonly PendingRecord[]) => {
-    const hints = hintsFor(cfg, table);
-    const inferrer = () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
+    const options = inferOptionsFor(cfg, table);
+    const inferrer = () => new StructInferrer(options);
     const s = await screen(
       loadDeps(deps),
       base.id,

@@ -3,7 +3,7 @@
  * batches are screened against the table, values converted per record, bad records dead-lettered.
  */
 
-import { hintsFor, partitionCandidatesFor, typeConflictFor, upsertFor } from '../config.ts';
+import { inferOptionsFor, partitionCandidatesFor, typeConflictFor, upsertFor } from '../config.ts';
 import { ErrorKind, isFloeError } from '../errors.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
 import { applyUpdates, type TableUpdate } from '../iceberg/metadata/index.ts';
@@ -11,10 +11,10 @@ import type { PartitionSpec } from '../iceberg/partition-spec.ts';
 import { partitionKey, partitionTuple } from '../iceberg/partitioning.ts';
 import type { Schema } from '../iceberg/schema.ts';
 import { schemaStruct } from '../iceberg/schema.ts';
-import { partitionSourceTransforms, unionByName } from '../iceberg/schema-evolution.ts';
+import { optionalTree, partitionSourceTransforms, unionByName } from '../iceberg/schema-evolution.ts';
 import type { TableMetadata } from '../iceberg/table-metadata.ts';
 import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
-import type { PrimitiveType, StructType } from '../iceberg/types.ts';
+import type { StructType } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
 import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
 import { deleteQuietly } from '../ports/object-store.ts';
@@ -23,6 +23,7 @@ import { coerceToSchema } from '../schema/coerce.ts';
 import { compileRowConverter, describeConvertFailure } from '../schema/convert.ts';
 import { type FitOptions, fitToExisting } from '../schema/fit.ts';
 import { StructInferrer, type TypeConflict } from '../schema/infer.ts';
+import { declaredNullability } from '../schema/nullability.ts';
 import { columnNeeds, measureRecords } from '../schema/promote.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 
@@ -52,14 +53,14 @@ export async function loadTable(
 ): Promise<TableLoadResult> {
   const cfg = deps.config;
   const name = id.name;
-  const hints = hintsFor(cfg, name);
+  const options = inferOptionsFor(cfg, name);
   const candidates = partitionCandidatesFor(cfg, name);
   const screened = await screen(
     deps,
     id,
     records,
-    new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps }),
-    () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps }),
+    new StructInferrer(options),
+    () => new StructInferrer(options),
     undefined,
     { coerce: typeConflictFor(cfg, name) === 'coerce', maxColumns: cfg.limits.maxColumnsPerTable },
   );
@@ -262,14 +263,14 @@ export async function screen(
   const refused: DeadLetter[] = [];
   let pool = records;
   let round = screenRound(pool, inferrer);
-  let settled = settle(name, base, round.accepted, round.inferred, newInferrer, inferrer.hints, []);
+  let settled = settle(name, base, round.accepted, round.inferred, newInferrer, inferrer, []);
   while (settled.rejected.length > 0 && round.rejected.length > 0) {
     refused.push(...settled.rejected);
     const kept = new Set(settled.accepted);
     const gone = new Set(round.accepted.filter((r) => !kept.has(r)));
     pool = pool.filter((r) => !gone.has(r));
     round = screenRound(pool, newInferrer());
-    settled = settle(name, base, round.accepted, round.inferred, newInferrer, inferrer.hints, []);
+    settled = settle(name, base, round.accepted, round.inferred, newInferrer, inferrer, []);
   }
   let accepted = settled.accepted;
   const rejected = [...round.rejected, ...refused, ...settled.rejected];
@@ -420,7 +421,8 @@ function settle(
   records: readonly PendingRecord[],
   inferred: StructType,
   newInferrer: () => StructInferrer,
-  hints: ReadonlyMap<string, PrimitiveType>,
+  /** The type hints and declared-required columns the records were inferred with. */
+  declared: Pick<StructInferrer, 'hints' | 'required'>,
   candidates: readonly string[],
 ): Settled {
   const rejected: DeadLetter[] = [];
@@ -430,7 +432,7 @@ function settle(
     return { accepted, rejected, batchType: inferred, fit: {}, rows: [], evolved };
   }
   for (;;) {
-    const { batchType, fit } = fitBatch(base, inferred, accepted, hints);
+    const { batchType, fit } = fitBatch(base, inferred, accepted, declared);
     const evolved = base ? evolve(base, batchType, candidates, fit) : undefined;
     const c = convertRecords(name, evolved?.schema ?? batchType, accepted);
     if (c.rejected.length === 0) return { accepted, rejected, batchType, fit, rows: c.rows, evolved };
@@ -453,15 +455,28 @@ function unchanged(base: LoadedTable): Evolved {
   return { schema: currentSchema(m), spec: defaultSpec(m), updates: [], changes: [], specChanged: false };
 }
 
-/** `inferred` fitted to `base`'s columns, with the promotions the records' values (or hints) need. */
+/**
+ * `inferred` fitted to `base`'s columns, with the promotions the records' values (or hints) need,
+ * and the columns declared required made so where the records keep to it.
+ */
 function fitBatch(
   base: LoadedTable | undefined,
   inferred: StructType,
   records: readonly PendingRecord[],
-  hints: ReadonlyMap<string, PrimitiveType>,
+  declared: Pick<StructInferrer, 'hints' | 'required'>,
 ): { batchType: StructType; fit: FitOptions } {
-  if (!base) return { batchType: inferred, fit: {} };
+  const nullability = (t: StructType, table: StructType | undefined) =>
+    declared.required.size === 0
+      ? t
+      : declaredNullability(
+          t,
+          table,
+          records.filter((r) => r.op !== 'delete').map((r) => r.value),
+          declared.required,
+        );
+  if (!base) return { batchType: nullability(inferred, undefined), fit: {} };
   const table = schemaStruct(currentSchema(base.metadata));
+  const hints = declared.hints;
   const needs = columnNeeds(table, inferred, hints, (columns) =>
     measureRecords(
       table,
@@ -470,7 +485,7 @@ function fitBatch(
     ),
   );
   const fit: FitOptions = needs.size === 0 ? {} : { needs };
-  return { batchType: fitToExisting(table, inferred, fit), fit };
+  return { batchType: nullability(fitToExisting(table, inferred, fit), table), fit };
 }
 
 export const seqOf = new WeakMap<DeadLetter, number>();
@@ -512,18 +527,9 @@ export async function stage(
       // Records were refused (the table moved since screening, or the writer failed on them):
       // settle again without them, so they shape nothing.
       const cfg = deps.config;
-      const inferrer = () =>
-        new StructInferrer({ hints: hintsFor(cfg, name), detectTimestamps: cfg.inference.detectTimestamps });
+      const inferrer = () => new StructInferrer(inferOptionsFor(cfg, name));
       const again = inferAll(inferrer(), kept);
-      const s = settle(
-        name,
-        fresh ? undefined : base,
-        kept,
-        again.result(),
-        inferrer,
-        again.hints,
-        candidates,
-      );
+      const s = settle(name, fresh ? undefined : base, kept, again.result(), inferrer, again, candidates);
       rejected.push(...s.rejected);
       kept = s.accepted;
       settled = true;
@@ -662,13 +668,20 @@ function convertAll(
   schema: Schema | StructType,
   records: readonly PendingRecord[],
 ): Converted {
-  const convert = compileRowConverter(schema);
+  const convertData = compileRowConverter(schema);
+  // A delete carries only its key: the other columns are not its to fill, required or not.
+  let relaxed: typeof convertData | undefined;
+  const convertDelete = () => {
+    relaxed ??= compileRowConverter(optionalTree({ kind: 'struct', fields: schema.fields }));
+    return relaxed;
+  };
   const rows: Row[] = [];
   const kept: PendingRecord[] = [];
   const rejected: DeadLetter[] = [];
   for (const r of records) {
-    let c: ReturnType<typeof convert>;
+    let c: ReturnType<typeof convertData>;
     try {
+      const convert = r.op === 'delete' ? convertDelete() : convertData;
       c = convert(r.value);
     } catch (e) {
       // Not a value that does not fit (those are results): a bug, isolated to this record.

@@ -141,11 +141,15 @@ export function decodeFragment(
 
 function typesOf(v: unknown): DeclaredTypes | undefined {
   if (typeof v !== 'object' || v === null) return undefined;
-  const o = v as { hints?: unknown };
+  const o = v as { hints?: unknown; required?: unknown };
   if (typeof o.hints !== 'object' || o.hints === null) return undefined;
-  const hints: Record<string, string> = {};
+  // Without a prototype: a column named `__proto__` keeps its entry.
+  const hints: Record<string, string> = Object.create(null);
   for (const [k, t] of Object.entries(o.hints)) if (typeof t === 'string') hints[k] = t;
-  return { hints };
+  if (typeof o.required !== 'object' || o.required === null) return { hints };
+  const required: Record<string, boolean> = Object.create(null);
+  for (const [k, r] of Object.entries(o.required)) if (typeof r === 'boolean') required[k] = r;
+  return { hints, required };
 }
 
 function upsertSpecOf(v: unknown): UpsertSpec | undefined {

@@ -15,7 +15,7 @@
  * this table alone, naming the cause; the files it wrote were never committed and are deleted
  * (what a crash leaves behind is removed by `floe maintain`'s orphan cleanup).
  */
-import { hintsFor, partitionCandidatesFor, typeConflictFor, upsertFor } from '../config.ts';
+import { inferOptionsFor, partitionCandidatesFor, typeConflictFor, upsertFor } from '../config.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
 import { applyUpdates, type TableUpdate } from '../iceberg/metadata/index.ts';
@@ -189,9 +189,9 @@ export class TableLoad {
   private async flushGeneric(records: PendingRecord[]): Promise<void> {
     const cfg = this.deps.config;
     const name = this.id.name;
-    const hints = hintsFor(cfg, name);
+    const options = inferOptionsFor(cfg, name);
     const candidates = partitionCandidatesFor(cfg, name);
-    const inferrer = () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
+    const inferrer = () => new StructInferrer(options);
     const screened = await screen(
       this.deps,
       this.id,

@@ -326,7 +326,8 @@ function newField(i: NestedField, path: string[], ctx: Ctx): NestedField | undef
 }
 
 /** Everything Floe adds is optional, at every depth: later events may omit any of it. */
-function optionalTree(t: IcebergType): IcebergType {
+export function optionalTree<T extends IcebergType>(t: T): T;
+export function optionalTree(t: IcebergType): IcebergType {
   switch (t.kind) {
     case 'struct':
       return {

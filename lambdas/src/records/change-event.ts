@@ -97,7 +97,7 @@ function debeziumEvent(record: JsonObject, table: string): Change {
           ok: true,
           op: what,
           row: typed.row,
-          types: { hints: typed.hints },
+          types: { hints: typed.hints, required: typed.required },
         };
       } catch (e) {
         if (!(e instanceof ConnectValueError)) throw e;

@@ -21,8 +21,9 @@
  *
  * The typed image is the payload's image with those values rewritten into the forms the column
  * types read exactly (decimal text, `yyyy-MM-dd`, ISO timestamps), plus type hints per column path
- * (schema/infer.ts applies them). `optional` is not followed for columns other than the key (they
- * stay optional; see the README's design notes). Pure.
+ * (schema/infer.ts applies them) and each struct field's `optional` flag (schema/nullability.ts
+ * makes a field the schema declares `optional: false` a required column while the data keeps to
+ * it; list elements are left optional). Pure.
  */
 import {
   decimalFromBytes,
@@ -51,10 +52,16 @@ export interface ConnectSchema {
 export interface DeclaredTypes {
   /** Dotted column path (list elements: `path.element`) → Iceberg type, as config hints spell them. */
   readonly hints: Readonly<Record<string, string>>;
+  /**
+   * Dotted column path of each struct field the schema names → whether it declares the field
+   * required (`optional` not true, as Connect reads it). Absent: nothing declared.
+   */
+  readonly required?: Readonly<Record<string, boolean>>;
 }
 
 export interface TypedImage extends DeclaredTypes {
   readonly row: JsonObject;
+  readonly required: Readonly<Record<string, boolean>>;
 }
 
 /** The schema of `payload.<image>` in a `{schema, payload}` envelope, when it has one. */
@@ -69,9 +76,28 @@ export function imageSchema(schema: JsonValue | undefined, image: string): Conne
  * date that is not a number) throws {@link ConnectValueError} naming the field.
  */
 export function typedImage(schema: ConnectSchema, image: JsonObject): TypedImage {
-  const hints: Record<string, string> = {};
+  // Without prototypes: a column named `__proto__` keeps its entry.
+  const hints: Record<string, string> = Object.create(null);
+  const required: Record<string, boolean> = Object.create(null);
   const row = structValue(schema, image, '', { hints });
-  return { row, hints };
+  declaredRequired(schema, '', required);
+  return { row, hints, required };
+}
+
+/**
+ * Each struct field's path → whether `s` declares it required, from the schema alone (a field the
+ * value lacks is declared all the same). Not inside list elements: those stay optional.
+ */
+function declaredRequired(s: ConnectSchema, path: string, out: Record<string, boolean>): void {
+  for (const f of s.fields ?? []) {
+    if (!isSchema(f) || typeof f.field !== 'string') continue;
+    const col = columnNameOf(f.field) ?? f.field;
+    const p = path === '' ? col : `${path}.${col}`;
+    // As Connect's JsonConverter reads a schema: a field is optional only when it says so.
+    out[p] = f.optional !== true;
+    // A logical type's struct (VariableScaleDecimal) is one column, not a struct of them.
+    if (f.type === 'struct' && f.name !== VARIABLE_DECIMAL) declaredRequired(f, p, out);
+  }
 }
 
 /** A payload value its schema cannot read, with the field's path. */

@@ -58,6 +58,12 @@ export interface InferOptions {
   readonly hints?: Readonly<Record<string, string>>;
   /** Recognise ISO-8601 instants and dates in strings. Default true. */
   readonly detectTimestamps?: boolean;
+  /**
+   * Dotted column paths the records' own schema declares required (a Kafka Connect field with
+   * `optional: false`). Inference leaves every field optional; a batch's type makes these
+   * required where its rows keep to it (schema/nullability.ts).
+   */
+  readonly required?: readonly string[];
 }
 
 /** Why two observations of one field cannot share a column. */
@@ -141,6 +147,8 @@ export class StructInferrer {
   private readonly root: StructNode = { kind: 'struct', path: '', slots: new Map() };
   /** Hinted types by dotted column path: they declare a column's type (and may promote it). */
   readonly hints: ReadonlyMap<string, PrimitiveType>;
+  /** Column paths declared required ({@link InferOptions.required}). */
+  readonly required: ReadonlySet<string>;
   private readonly detect: boolean;
   private stamp = 0;
   /** Undo actions for the record being added; allocated only when something changes. */
@@ -148,6 +156,7 @@ export class StructInferrer {
 
   constructor(options: InferOptions = {}) {
     this.hints = parseHints(options.hints);
+    this.required = new Set(options.required);
     this.detect = options.detectTimestamps !== false;
   }
 

@@ -135,6 +135,40 @@ describe('typedImage', () => {
     });
   });
 
+  it("notes each struct field's optional flag by column path, but not inside list elements", () => {
+    const schema = struct(
+      { type: 'int32', optional: false, field: 'Id' },
+      { type: 'string', optional: true, field: 'name' },
+      { type: 'string', field: 'note' }, // Connect's default: optional is false
+      {
+        type: 'struct',
+        optional: true,
+        field: 'addr',
+        fields: [
+          { type: 'string', optional: false, field: 'city' },
+          { type: 'string', optional: true, field: 'zip' },
+        ],
+      },
+      {
+        type: 'array',
+        optional: false,
+        field: 'items',
+        items: { type: 'struct', fields: [{ type: 'int64', optional: false, field: 'sku' }] },
+      },
+    );
+    // Fields absent from the value are noted from the schema all the same.
+    const typed = typedImage(schema, { Id: 1n, items: [{ sku: 2n }] });
+    expect({ ...typed.required }).toEqual({
+      id: true,
+      name: false,
+      note: true,
+      addr: false,
+      'addr.city': true,
+      'addr.zip': false,
+      items: true,
+    });
+  });
+
   it('a Decimal of any unscaled value and scale reads exactly', () => {
     fc.assert(
       fc.property(

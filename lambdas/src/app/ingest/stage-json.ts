@@ -1,5 +1,5 @@
 /** Staging a table's JSON records: columns straight to Parquet, rows through the generic path, or pending. */
-import { hintsFor, typeConflictFor, upsertFor } from '../../config.ts';
+import { inferOptionsFor, typeConflictFor, upsertFor } from '../../config.ts';
 import type { ColumnarTableBatch } from '../../engine/columnar-batch.ts';
 import { LocalPart } from '../../engine/columnar-part.ts';
 import { decideColumnar, mergeBySeq, reparse, writeParts } from '../../engine/columnar-stage.ts';
@@ -79,8 +79,8 @@ async function stageGeneric(t: StageInput, json: PendingRecord[]): Promise<Stage
   const cfg = t.deps.config;
   const { table } = t.work;
   const { base } = t;
-  const hints = hintsFor(cfg, table);
-  const inferrer = () => new StructInferrer({ hints, detectTimestamps: cfg.inference.detectTimestamps });
+  const options = inferOptionsFor(cfg, table);
+  const inferrer = () => new StructInferrer(options);
   const coerce = typeConflictFor(cfg, table) === 'coerce';
   const screened = await screen(
     t.load,
