@@ -8,7 +8,7 @@
  * independent Iceberg validator (every snapshot walked) over every table.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -243,19 +243,24 @@ function floe(...args: string[]): Promise<{ code: number; stdout: string; stderr
   });
 }
 
+/** `floe load` (a real process) of the input into the warehouse `whDir`, with `CONFIG`. */
+async function loadInto(dir: string, whDir: string): Promise<void> {
+  const input = join(dir, 'in.ndjson');
+  const config = join(dir, 'floe.config.json');
+  writeFileSync(input, `${inputLines().join('\n')}\n`);
+  writeFileSync(config, JSON.stringify(CONFIG));
+  const run = await floe('load', input, '-w', whDir, '-c', config, '-q');
+  expect(run.stderr + run.stdout).not.toMatch(/NOT LOADED|FAILED/);
+  expect(run.code).toBe(0);
+}
+
 describe('floe load: partition values of any content (file:// warehouse)', () => {
   const tmp = tempDir('floe-e2e-pvals-');
   const whDir = join(tmp.dir, 'wh');
   afterAll(() => tmp.cleanup());
 
   beforeAll(async () => {
-    const input = join(tmp.dir, 'in.ndjson');
-    const config = join(tmp.dir, 'floe.config.json');
-    writeFileSync(input, `${inputLines().join('\n')}\n`);
-    writeFileSync(config, JSON.stringify(CONFIG));
-    const run = await floe('load', input, '-w', whDir, '-c', config, '-q');
-    expect(run.stderr + run.stdout).not.toMatch(/NOT LOADED|FAILED/);
-    expect(run.code).toBe(0);
+    await loadInto(tmp.dir, whDir);
   }, 120_000);
 
   it('every record lands in its partition tuple and reads back exactly through DuckDB', async () => {
@@ -298,6 +303,142 @@ describe('floe load: partition values of any content (file:// warehouse)', () =>
   it("an independent validator accepts every table, every snapshot (file locations read literally, as Java's Hadoop FileIO reads them)", async () => {
     const reports = await expectWarehouseValid(fileWarehouse(whDir));
     expect([...reports.keys()].sort()).toEqual([`${NS}.n_events`, `${NS}.s_events`]);
+  });
+});
+
+/**
+ * A reader that takes every location literally, as Java's Hadoop `Path` and PyIceberg do
+ * (`urlparse`, no unquoting): the path part of `file:` URIs is the file name, escapes and all.
+ * Nothing of Floe's store is in the loop.
+ */
+function literalPath(uri: string): string {
+  const m = /^file:(?:\/\/(?:localhost)?(?=\/))?(\/.*)$/.exec(uri);
+  if (!m) throw new Error(`not a local file URI: ${uri}`);
+  return m[1]!;
+}
+const literalStore = {
+  get: async (uri: string) => new Uint8Array(readFileSync(literalPath(uri))),
+} as unknown as ObjectStore;
+
+describe('floe load: a warehouse folder with a space and a non-ASCII letter, read literally', () => {
+  const tmp = tempDir('floe-e2e-pvals-literal-');
+  const whDir = join(tmp.dir, 'my lake é');
+  afterAll(() => tmp.cleanup());
+
+  beforeAll(async () => {
+    await loadInto(tmp.dir, whDir);
+  }, 120_000);
+
+  const metadata = async (name: string) =>
+    (await fileWarehouse(whDir).catalog.loadTable({ namespace: NS, name })).metadata;
+
+  it('names the table locations literally, without escapes', async () => {
+    for (const name of ['s_events', 'n_events']) {
+      const m = await metadata(name);
+      expect(m.location).toBe(`file://${join(whDir, NS, name)}`);
+      const snap = currentSnapshotOf(m)!;
+      expect(existsSync(literalPath(snap['manifest-list']!))).toBe(true);
+    }
+  });
+
+  it('a literal reader finds every manifest and data file, and every row in its partition tuple', async () => {
+    const m = await metadata('s_events');
+    const files = await liveFiles(literalStore, currentSnapshotOf(m)!);
+    expect(files.length).toBeGreaterThan(0);
+    const missing = files.map((f) => f.file.file_path).filter((uri) => !existsSync(literalPath(uri)));
+    expect(missing).toEqual([]);
+    await checkTables(literalStore, metadata, async (uri) => literalPath(uri));
+  });
+
+  it('stores each Java-escaped partition folder under exactly its escaped name', () => {
+    const folders = readdirSync(join(whDir, NS, 's_events', 'data'));
+    for (const name of [
+      'region=k%3Dv%26x%3Dy',
+      'region=what%3F',
+      'region=%23tag',
+      'region=100%25',
+      'region=a+b',
+    ])
+      expect(folders).toContain(name);
+    expect(folders).not.toContain('region=k=v&x=y');
+  });
+});
+
+/** Renames every folder below `dir` to its percent-decoded name (all but `%2F`, `%00`), deepest first. */
+function decodeFolders(dir: string): number {
+  let renamed = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (!e.isDirectory()) continue;
+    renamed += decodeFolders(join(dir, e.name));
+    const decoded = decodeURIComponent(e.name.replace(/%(2f|00)/gi, '%25$1'));
+    if (decoded !== e.name) {
+      moveInto(join(dir, e.name), join(dir, decoded));
+      renamed++;
+    }
+  }
+  return renamed;
+}
+
+/** Moves folder `from` to `to`, merging into it where two names decode alike (`a+b`, `a%2Bb`). */
+function moveInto(from: string, to: string): void {
+  if (!existsSync(to)) {
+    renameSync(from, to);
+    return;
+  }
+  for (const e of readdirSync(from, { withFileTypes: true })) {
+    if (e.isDirectory()) moveInto(join(from, e.name), join(to, e.name));
+    else renameSync(join(from, e.name), join(to, e.name));
+  }
+  rmSync(from, { recursive: true });
+}
+
+describe('floe maintain --rewrite-locations: a warehouse written when folders were stored percent-decoded', () => {
+  const tmp = tempDir('floe-e2e-pvals-legacy-');
+  const whDir = join(tmp.dir, 'wh');
+  afterAll(() => tmp.cleanup());
+
+  beforeAll(async () => {
+    await loadInto(tmp.dir, whDir);
+    // The layout the local store wrote before names were literal: region=k=v&x=y, not region=k%3Dv%26x%3Dy.
+    expect(decodeFolders(join(whDir, NS, 's_events', 'data'))).toBeGreaterThan(0);
+  }, 120_000);
+
+  const metadata = async (name: string) =>
+    (await fileWarehouse(whDir).catalog.loadTable({ namespace: NS, name })).metadata;
+  const missingLiterally = async () => {
+    const files = await liveFiles(literalStore, currentSnapshotOf(await metadata('s_events'))!);
+    return files.map((f) => f.file.file_path).filter((uri) => !existsSync(literalPath(uri)));
+  };
+
+  it('keeps reading: floe query finds every row under the decoded names', async () => {
+    expect((await missingLiterally()).length).toBeGreaterThan(0);
+    const run = await floe('query', '-w', whDir, '--json', 'SELECT id, region FROM s_events');
+    expect(run.code).toBe(0);
+    const rows = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(regionKeys(rows)).toEqual(wantRegionKeys());
+  });
+
+  it('rewrites those files under literal names: a literal reader then sees every row', async () => {
+    const dry = await floe('maintain', '-w', whDir, '--rewrite-locations', '--dry-run', '--json');
+    expect(dry.code).toBe(0);
+    expect((await missingLiterally()).length).toBeGreaterThan(0); // a dry run changes nothing
+    const run = await floe('maintain', 's_events', '-w', whDir, '--rewrite-locations', '-q');
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(await missingLiterally()).toEqual([]);
+    await checkTables(literalStore, metadata, async (uri) => literalPath(uri));
+    const query = await floe('query', '-w', whDir, '--json', 'SELECT id, region FROM s_events');
+    expect(
+      regionKeys(
+        query.stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Record<string, unknown>),
+      ),
+    ).toEqual(wantRegionKeys());
   });
 });
 

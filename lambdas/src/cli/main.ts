@@ -235,6 +235,10 @@ the other tables are; run the load again); ${ExitCode.Error} an error (bad input
       '--target-file-size <bytes>',
       'compaction target (default: write.target-file-size-bytes; files below 75 % of it are compacted)',
     )
+    .option(
+      '--rewrite-locations',
+      'compaction also rewrites the data files a warehouse written before file names were literal holds under percent-decoded names (implies --compact)',
+    )
     .option('--dry-run', 'plan and report; change nothing')
     .option('--json', 'one JSON report per table (sizes and ids as exact integers)')
     .option('-q, --quiet', 'no progress output')
@@ -251,6 +255,7 @@ Examples:
   floe maintain click_events --compact --dry-run  what compaction would rewrite
   floe maintain --expire --retain-last 10 --expire-older-than 1d
   floe maintain ./copy/of/a/spark_table           a table folder outside the warehouse
+  floe maintain --rewrite-locations               files of an older warehouse under literal names
 
 Exit codes: ${ExitCode.Ok} done; ${ExitCode.Error} error; ${ExitCode.TableFailed} a step failed on some table (reported; the other steps and tables ran).`,
     )

@@ -27,6 +27,7 @@ export interface MaintainFlags {
   readonly expireOlderThan?: string;
   readonly orphansOlderThan?: string;
   readonly targetFileSize?: string;
+  readonly rewriteLocations?: boolean;
   readonly json?: boolean;
   readonly quiet?: boolean;
 }
@@ -69,7 +70,7 @@ export async function maintainCommand(
 
 export function optionsOf(flags: MaintainFlags): MaintenanceOptions {
   const chosen: MaintenanceSteps = {
-    compact: flags.compact === true,
+    compact: flags.compact === true || flags.rewriteLocations === true,
     rewriteManifests: flags.rewriteManifests === true,
     expire: flags.expire === true,
     orphans: flags.orphans === true,
@@ -78,6 +79,7 @@ export function optionsOf(flags: MaintainFlags): MaintenanceOptions {
   return {
     steps: any ? chosen : ALL_STEPS,
     ...(flags.dryRun ? { dryRun: true } : {}),
+    ...(flags.rewriteLocations ? { rewriteLocations: true } : {}),
     ...(flags.retainLast !== undefined
       ? { retainLast: wholeNumber(flags.retainLast, '--retain-last', 1) }
       : {}),

@@ -23,6 +23,13 @@ export interface ObjectStore {
    * only stages writes (the replay overlay) need not know times; see `listEntries`.
    */
   listEntries?(prefix: string): Promise<ObjectEntry[]>;
+  /**
+   * Whether the object at `uri` exists only under an earlier spelling of its name (a local
+   * warehouse written when `file:` names were stored percent-decoded), which readers that take
+   * locations literally cannot find; `floe maintain --rewrite-locations` rewrites such files.
+   * Optional: stores whose names are literal (S3) have none.
+   */
+  storedAsDecoded?(uri: string): boolean;
 }
 
 /** An object as a listing with times sees it. */

@@ -2,11 +2,18 @@
  * ObjectStore on the local filesystem. URIs are `file:///abs/path`; a root map lets other URI
  * prefixes (e.g. `http://127.0.0.1:8080/wh`) be backed by a local folder, so a table whose
  * location is an HTTP URL can be written here and served to HTTP-only readers.
+ *
+ * A `file:` URI names its file literally: the path part exactly as written, `%` and all, as Java's
+ * Hadoop `Path` and PyIceberg read it (a partition folder `region=x%3Dy` is a folder of that
+ * name; a warehouse in `my dir` is `file:///…/my dir`). Warehouses written before that were
+ * stored percent-decoded (`my%20dir` in the location, `my dir` on disk; `region=x=y` on disk):
+ * a name with escapes whose literal spelling does not exist is looked up decoded, so they keep
+ * reading, and `floe maintain --rewrite-locations` moves their tables to literal names.
  */
 import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { existsSync, promises as fs } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ErrorKind, FloeError } from '../../errors.ts';
 import type { ObjectEntry, ObjectStore } from '../../ports/object-store.ts';
 
@@ -18,11 +25,10 @@ export interface LocalRoot {
 }
 
 /**
- * Escapes of bytes a file name cannot hold (`/`, NUL; `\` on Windows) are kept as written, not
- * decoded: a partition folder escaped as Java does (`region=eu%2Fwest`) is one folder of exactly
- * that name, as Java's Hadoop FileIO and S3 store it, not a folder `west` inside `region=eu`. Every
- * other escape is decoded, as file URLs always were here (a warehouse in `my dir` is
- * `file:///…/my%20dir`), so existing warehouses keep their files.
+ * The decoded spelling (URIs under a root, and the earlier spelling of `file:` URIs): escapes of
+ * bytes a file name cannot hold (`/`, NUL; `\` on Windows) are kept as written, not decoded, so a
+ * partition folder escaped as Java does (`region=eu%2Fwest`) is one folder of exactly that name,
+ * not a folder `west` inside `region=eu`. Every other escape is decoded.
  */
 const KEPT_ESCAPE = process.platform === 'win32' ? /%(?:2f|5c|00)/gi : /%(?:2f|00)/gi;
 const KEPT_ESCAPE_ENCODED = process.platform === 'win32' ? /%25(2f|5c|00)/gi : /%25(2f|00)/gi;
@@ -50,8 +56,21 @@ function decodeKeeping(text: string, uri: string): string {
   }
 }
 
-/** Local path of a `file:` URI, decoded as `decodeKeeping` does. */
-function filePathOf(uri: string): string {
+/**
+ * The literal local path of a `file:` URI (`file:/p`, `file:///p`, `file://localhost/p`): its
+ * path part exactly as written.
+ */
+export function literalFilePath(uri: string): string {
+  const m = /^file:(?:\/\/(?:localhost)?(?=\/))?(\/.*)$/i.exec(uri);
+  if (!m) throw new FloeError(ErrorKind.DataInvalid, `not a local file URI: ${uri}`);
+  const path = m[1]!;
+  if (path.startsWith('//')) throw new FloeError(ErrorKind.DataInvalid, `not a local file URI: ${uri}`);
+  if (process.platform === 'win32') return /^\/[A-Za-z]:/.test(path) ? path.slice(1) : path;
+  return path;
+}
+
+/** The earlier, decoded local path of a `file:` URI (RFC 8089 but the kept escapes). */
+function decodedFilePath(uri: string): string {
   try {
     return fileURLToPath(protectKept(uri));
   } catch (e) {
@@ -59,9 +78,10 @@ function filePathOf(uri: string): string {
   }
 }
 
-/** `file:///abs/dir` for a local folder (no trailing slash). */
+/** `file:///abs/dir` for a local folder (no trailing slash), naming it literally. */
 export function fileUri(path: string): string {
-  return pathToFileURL(path).href.replace(/\/$/, '');
+  const slashed = process.platform === 'win32' ? `/${path.replace(/\\/g, '/')}` : path;
+  return `file://${slashed}`.replace(/\/+$/, '');
 }
 
 export class LocalObjectStore implements ObjectStore {
@@ -83,8 +103,26 @@ export class LocalObjectStore implements ObjectStore {
     }
   }
 
-  /** Local path of a URI (or throws for URIs this store does not serve). */
+  /**
+   * Local path of a URI (or throws for URIs this store does not serve): where its object is, or
+   * would be written.
+   */
   pathOf(uri: string): string {
+    return this.resolve(uri, false);
+  }
+
+  storedAsDecoded(uri: string): boolean {
+    return (
+      uri.startsWith('file:') && !this.underRoot(uri) && this.resolve(uri, false) !== this.resolve(uri, true)
+    );
+  }
+
+  private underRoot(uri: string): boolean {
+    return this.roots.some((r) => uri === r.prefix || uri.startsWith(`${r.prefix}/`));
+  }
+
+  /** `read`: an existing object's path, `write`: where a put stores it (a `file:` URI: literally). */
+  private resolve(uri: string, write: boolean): string {
     for (const r of this.roots) {
       if (uri === r.prefix || uri.startsWith(`${r.prefix}/`)) {
         const rest = decodeKeeping(uri.slice(r.prefix.length + 1), uri);
@@ -94,19 +132,36 @@ export class LocalObjectStore implements ObjectStore {
         return join(r.dir, rest);
       }
     }
-    if (uri.startsWith('file:')) return filePathOf(uri);
+    if (uri.startsWith('file:')) {
+      // Read: the literal name, else (written before names were literal) the decoded one if that
+      // exists. Written: always the literal name.
+      const literal = literalFilePath(uri);
+      if (write || !uri.includes('%') || existsSync(literal)) return literal;
+      // Written before names were literal: the decoded spelling, when that is what exists.
+      let decoded: string;
+      try {
+        decoded = decodedFilePath(uri);
+      } catch {
+        return literal; // not an escape at all (`100%`): the literal name is the only one
+      }
+      return decoded !== literal && existsSync(decoded) ? decoded : literal;
+    }
     if (uri.startsWith('/')) return uri;
     throw new FloeError(ErrorKind.FeatureUnsupported, `local object store cannot serve ${uri}`);
   }
 
-  private uriOf(path: string, like: string): string {
+  /** The URI of `path`, found below `base` = `pathOf(like)` (a `file:` one: spelled as `like`, then literally). */
+  private uriOf(path: string, like: string, base: string): string {
     for (const r of this.roots) {
       if (like === r.prefix || like.startsWith(`${r.prefix}/`)) {
         const rel = path.slice(r.dir.length).split('/').filter(Boolean).map(encodeURIComponent).join('/');
         return `${r.prefix}/${unprotectKept(rel)}`;
       }
     }
-    return like.startsWith('file:') ? unprotectKept(pathToFileURL(path).href) : path;
+    if (!like.startsWith('file:')) return path;
+    const rel = relative(base, path).split(sep).filter(Boolean).join('/');
+    const head = like.replace(/\/+$/, '');
+    return rel === '' ? head : `${head}/${rel}`;
   }
 
   async get(uri: string): Promise<Uint8Array> {
@@ -118,14 +173,15 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   async put(uri: string, bytes: Uint8Array | string): Promise<void> {
-    const path = this.pathOf(uri);
+    const path = this.resolve(uri, true);
     const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
     await writeCreatingDirs(tmp, bytes);
     await fs.rename(tmp, path); // atomic on POSIX: readers see old or new, never half
   }
 
   async putIfAbsent(uri: string, bytes: Uint8Array | string): Promise<boolean> {
-    const path = this.pathOf(uri);
+    if (this.resolve(uri, true) !== this.pathOf(uri)) return false; // present in the earlier spelling
+    const path = this.resolve(uri, true);
     const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
     await writeCreatingDirs(tmp, bytes);
     try {
@@ -153,19 +209,21 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   async list(prefix: string): Promise<string[]> {
-    return (await filesUnder(this.pathOf(prefix))).map((p) => this.uriOf(p, prefix)).sort();
+    const base = this.pathOf(prefix);
+    return (await filesUnder(base)).map((p) => this.uriOf(p, prefix, base)).sort();
   }
 
   async listEntries(prefix: string): Promise<ObjectEntry[]> {
     const out: ObjectEntry[] = [];
-    for (const path of await filesUnder(this.pathOf(prefix))) {
+    const base = this.pathOf(prefix);
+    for (const path of await filesUnder(base)) {
       const st = await fs.stat(path, { bigint: true }).catch(() => undefined);
       // A file deleted since the walk saw it is simply not listed, as S3 would not list it.
       if (st?.isFile()) {
         // Nearest millisecond: a time set through utimes (seconds as a float) lands a hair early
         // (…122.99999 for …123), and a floor would report the millisecond before the one set.
         const lastModifiedMs = Number((st.mtimeNs + 500_000n) / 1_000_000n);
-        out.push({ uri: this.uriOf(path, prefix), size: Number(st.size), lastModifiedMs });
+        out.push({ uri: this.uriOf(path, prefix, base), size: Number(st.size), lastModifiedMs });
       }
     }
     return out.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));

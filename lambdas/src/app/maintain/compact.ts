@@ -111,7 +111,8 @@ export function planBins(plan: ScanPlan, th: Thresholds): Bin[] {
   for (const t of plan.tasks) {
     if (hasDeletionVector(t)) continue; // not readable yet: the file and its vector stay as they are
     const small = Number(t.file.file_size_in_bytes) < th.smallFileBytes;
-    if (!small && t.deletes.length === 0) continue;
+    const forced = th.rewrite?.(t.file) === true;
+    if (!small && !forced && t.deletes.length === 0) continue;
     const tuple = t.file.partition as readonly IcebergValue[];
     const key = `${t.specId}|${partitionKey(tuple)}`;
     const g = groups.get(key) ?? { specId: t.specId, tuple, tasks: [] };
@@ -121,8 +122,9 @@ export function planBins(plan: ScanPlan, th: Thresholds): Bin[] {
   const bins: Bin[] = [];
   for (const g of groups.values()) {
     for (const tasks of binPack(g.tasks, th.binBytes, th.maxInputFileBytes)) {
-      // One file alone gains nothing — unless it has deletes to apply.
-      if (tasks.length === 1 && tasks[0]!.deletes.length === 0) continue;
+      // One file alone gains nothing — unless it has deletes to apply, or must be rewritten.
+      if (tasks.length === 1 && tasks[0]!.deletes.length === 0 && th.rewrite?.(tasks[0]!.file) !== true)
+        continue;
       bins.push({ specId: g.specId, tuple: g.tuple, tasks, bytes: sizeOf(tasks) });
     }
   }

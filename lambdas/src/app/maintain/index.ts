@@ -17,7 +17,7 @@ import {
 } from './compact.ts';
 import { type ExpiryReport, expireSnapshots } from './expire.ts';
 import { type TableHealth, tableHealth } from './health.ts';
-import { type MaintenanceOptions, thresholdsFor } from './options.ts';
+import { type MaintenanceOptions, type Thresholds, thresholdsFor } from './options.ts';
 import { deleteOrphanFiles, type OrphanReport } from './orphans.ts';
 import { type ManifestRewriteReport, rewriteManifests } from './rewrite-manifests.ts';
 
@@ -69,7 +69,7 @@ export async function maintainTable(
   const dryRun = opts.dryRun === true;
   let table = await deps.catalog.loadTable(id);
   const before = await tableHealth(deps.store, table);
-  const th = thresholdsFor(table.metadata, opts);
+  const th = withRewrites(thresholdsFor(table.metadata, opts), deps, opts);
   const skipped: StepSkipped[] = [];
   const failed: StepFailed[] = [];
   const out: {
@@ -174,4 +174,11 @@ function plannedOnly(
 
 function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/** `th` with the files `--rewrite-locations` asks compaction to rewrite whatever their size. */
+function withRewrites(th: Thresholds, deps: MaintenanceDeps, opts: MaintenanceOptions): Thresholds {
+  const store = deps.store;
+  if (!opts.rewriteLocations || store.storedAsDecoded === undefined) return th;
+  return { ...th, rewrite: (f) => store.storedAsDecoded!(f.file_path) };
 }

@@ -3,6 +3,7 @@
  * option if given, else from the table property Java's actions read, else Java's default — so a
  * table tuned for Spark is maintained the same way by Floe.
  */
+import type { DataFile } from '../../iceberg/manifest/types.ts';
 import type { TableMetadata } from '../../iceberg/table-metadata.ts';
 
 export interface MaintenanceSteps {
@@ -50,6 +51,12 @@ export interface MaintenanceOptions {
    * always done, so every run makes progress. For callers with a deadline (a Lambda).
    */
   readonly workUntilMs?: number;
+  /**
+   * Compaction also rewrites every live data file stored under an earlier spelling of its name
+   * (`ObjectStore.storedAsDecoded`), one by one if need be, so readers that take locations
+   * literally find them.
+   */
+  readonly rewriteLocations?: boolean;
 }
 
 /** The thresholds in force for one table. */
@@ -66,6 +73,8 @@ export interface Thresholds {
   readonly binBytes: number;
   /** Input files above this size are not packed with others (memory: one file's rows at a time). */
   readonly maxInputFileBytes: number;
+  /** Data files compaction rewrites whatever their size (see `rewriteLocations`). */
+  readonly rewrite?: (file: DataFile) => boolean;
 }
 
 const DAY_MS = 86_400_000;

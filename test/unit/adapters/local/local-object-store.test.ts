@@ -1,6 +1,7 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { fileUri, LocalObjectStore } from '../../../../lambdas/src/adapters/local/local-object-store.ts';
 import { isFloeError } from '../../../../lambdas/src/errors.ts';
@@ -70,37 +71,54 @@ describe('LocalObjectStore: percent-escaped names', () => {
     expect(await s.exists(uri)).toBe(false);
   });
 
-  it('keeps %00 as text, decodes other escapes, and a literal %2F lists back to the same file', async () => {
-    const d = dir();
+  it('names every file: URI literally, as Hadoop Path and PyIceberg read it, and lists it back as written', async () => {
+    const d = join(dir(), 'my dir é');
     const s = new LocalObjectStore();
     const root = fileUri(d);
-    const uris = [
-      `${root}/v=%00%01`, // NUL and U+0001
-      `${root}/v=%2F`, // an escaped '/'
-      `${root}/v=%252F`, // the text '%2F'
-      `${root}/v=%C3%A9+%2B%3D%25%3F%23%5C`, // é, '+', '+', '=', '%', '?', '#', '\'
-    ].map((u) => `${u}/f.bin`);
+    expect(root).toBe(`file://${d}`);
+    const names = [
+      'v=%00%01', // NUL and U+0001, escaped
+      'v=%2F', // an escaped '/'
+      'v=%252F', // the text '%252F'
+      'v=%C3%A9+%2B%3D%25%3F%23%5C', // é, '+', '+', '=', '%', '?', '#', '\\' escaped
+      'v=a b:c=d?e#f ü', // the same characters unescaped
+      'v=100%', // not an escape at all
+    ];
+    const uris = names.map((n) => `${root}/${n}/f.bin`);
     for (const [i, u] of uris.entries()) await s.put(u, bytes(String(i)));
-    expect(readdirSync(d).sort()).toEqual(['v=%00\u0001', 'v=%2F', 'v=é++=%?#\\'].sort());
-    // '%2F' (escaped '/') and '%252F' (the text '%2F') name one folder: same name, two files.
-    expect(s.pathOf(uris[1]!)).toBe(s.pathOf(uris[2]!));
-    const listed = await s.list(root);
-    expect(listed).toHaveLength(3);
-    expect(listed).toContain(uris[1]);
-    for (const u of listed) expect(await s.exists(u)).toBe(true);
-    // Each written URI reads what was written under it (the second put replaced the first).
-    expect(new TextDecoder().decode(await s.get(uris[0]!))).toBe('0');
-    expect(new TextDecoder().decode(await s.get(uris[3]!))).toBe('3');
+    expect(readdirSync(d).sort()).toEqual([...names].sort());
+    expect(await s.list(root)).toEqual([...uris].sort());
+    for (const [i, u] of uris.entries()) {
+      expect(s.pathOf(u)).toBe(join(d, names[i]!, 'f.bin'));
+      expect(new TextDecoder().decode(await s.get(u))).toBe(String(i));
+    }
+    expect(await s.listChildren(root)).toEqual([...names].sort());
+    expect(s.pathOf(`file:${d}/x`)).toBe(join(d, 'x'));
+    expect(s.pathOf(`file://localhost${d}/x`)).toBe(join(d, 'x'));
   });
 
-  it('decodes the %20 of a warehouse folder with a space (fileUri) as before', async () => {
+  it('still reads a warehouse written percent-decoded, and writes what is new literally', async () => {
     const d = join(dir(), 'my dir');
     const s = new LocalObjectStore();
-    const root = fileUri(d);
-    expect(root.endsWith('/my%20dir')).toBe(true);
-    await s.put(`${root}/t/region=a%2Fb/x.bin`, 'x');
-    expect(readdirSync(join(d, 't'))).toEqual(['region=a%2Fb']);
-    expect(await s.list(root)).toEqual([`${root}/t/region=a%2Fb/x.bin`]);
+    // As the store wrote before: the location escaped, the folders decoded (all but %2F).
+    const old = `${pathToFileURL(d).href}/t/data/region=x%3Dy/f.bin`;
+    expect(old).toContain('/my%20dir/');
+    mkdirSync(join(d, 't', 'data', 'region=x=y'), { recursive: true });
+    writeFileSync(join(d, 't', 'data', 'region=x=y', 'f.bin'), 'old');
+    expect(s.pathOf(old)).toBe(join(d, 't', 'data', 'region=x=y', 'f.bin'));
+    expect(new TextDecoder().decode(await s.get(old))).toBe('old');
+    expect(await s.exists(old)).toBe(true);
+    expect(await s.size(old)).toBe(3);
+    // Listed under the old spelling: the files found, each a URI that reads back.
+    const listed = await s.list(`${pathToFileURL(d).href}/t`);
+    expect(listed).toEqual([`${pathToFileURL(d).href}/t/data/region=x=y/f.bin`]);
+    expect(new TextDecoder().decode(await s.get(listed[0]!))).toBe('old');
+    // A new file under the literal spelling gets the literal folder, beside the old one.
+    await s.put(`${fileUri(d)}/t/data/region=x%3Dy/g.bin`, 'new');
+    expect(readdirSync(join(d, 't', 'data')).sort()).toEqual(['region=x%3Dy', 'region=x=y']);
+    // Once the literal name exists it wins over the decoded one.
+    await s.put(`${fileUri(d)}/t/data/region=x%3Dy/f.bin`, 'literal');
+    expect(new TextDecoder().decode(await s.get(`${fileUri(d)}/t/data/region=x%3Dy/f.bin`))).toBe('literal');
   });
 
   it('serves escaped names under a mapped prefix the same way', async () => {
@@ -115,9 +133,9 @@ describe('LocalObjectStore: percent-escaped names', () => {
     expect(s.pathOf('http://127.0.0.1:9/wh/t/region%3D%2F..%2Fx/f.bin')).toBe(s.pathOf(uri));
   });
 
-  it('rejects a malformed escape as DataInvalid', async () => {
+  it('rejects a malformed escape under a mapped prefix, and a file URI of another host, as DataInvalid', async () => {
     const s = new LocalObjectStore([{ prefix: 'http://127.0.0.1:9/wh', dir: dir() }]);
-    for (const bad of [`${fileUri(dir())}/a%zz`, 'http://127.0.0.1:9/wh/a%E9']) {
+    for (const bad of ['http://127.0.0.1:9/wh/a%zz', 'http://127.0.0.1:9/wh/a%E9', 'file://host/x']) {
       let err: unknown;
       try {
         s.pathOf(bad);
