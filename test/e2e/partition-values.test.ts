@@ -8,12 +8,13 @@
  * independent Iceberg validator (every snapshot walked) over every table.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../lambdas/src/adapters/aws/s3-object-store.ts';
 import { FileCatalog } from '../../lambdas/src/adapters/local/file-catalog.ts';
+import { fileUri, LocalObjectStore } from '../../lambdas/src/adapters/local/local-object-store.ts';
 import { parseConfig } from '../../lambdas/src/config.ts';
 import { murmur3Hash32, murmur3HashLong } from '../../lambdas/src/iceberg/murmur3.ts';
 import type { TableMetadata } from '../../lambdas/src/iceberg/table-metadata.ts';
@@ -312,7 +313,7 @@ describe('floe load: partition values of any content (file:// warehouse)', () =>
  * Nothing of Floe's store is in the loop.
  */
 function literalPath(uri: string): string {
-  const m = /^file:(?:\/\/(?:localhost)?(?=\/))?(\/.*)$/.exec(uri);
+  const m = /^file:(?:\/\/(?:localhost)?(?=\/))?(\/.*)$/s.exec(uri);
   if (!m) throw new Error(`not a local file URI: ${uri}`);
   return m[1]!;
 }
@@ -364,81 +365,92 @@ describe('floe load: a warehouse folder with a space and a non-ASCII letter, rea
   });
 });
 
-/** Renames every folder below `dir` to its percent-decoded name (all but `%2F`, `%00`), deepest first. */
-function decodeFolders(dir: string): number {
-  let renamed = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    if (!e.isDirectory()) continue;
-    renamed += decodeFolders(join(dir, e.name));
-    const decoded = decodeURIComponent(e.name.replace(/%(2f|00)/gi, '%25$1'));
-    if (decoded !== e.name) {
-      moveInto(join(dir, e.name), join(dir, decoded));
-      renamed++;
-    }
+/**
+ * The local store as it was before `file:` names were literal, written here on its own: a URI's
+ * path is percent-decoded but for `%2F` and `%00` (RFC 8089 otherwise), and listings spell paths
+ * back as `pathToFileURL` does. Used to lay out a warehouse the old way.
+ */
+class DecodingStore implements ObjectStore {
+  private readonly inner = new LocalObjectStore();
+  private at(uri: string): string {
+    return fileUri(fileURLToPath(uri.replace(/%(2f|00)/gi, '%25$1')));
   }
-  return renamed;
+  private back(uri: string): string {
+    return pathToFileURL(literalPath(uri)).href.replace(/%25(2f|00)/gi, '%$1');
+  }
+  get = (uri: string) => this.inner.get(this.at(uri));
+  put = (uri: string, b: Uint8Array | string) => this.inner.put(this.at(uri), b);
+  putIfAbsent = (uri: string, b: Uint8Array | string) => this.inner.putIfAbsent(this.at(uri), b);
+  exists = (uri: string) => this.inner.exists(this.at(uri));
+  delete = (uri: string) => this.inner.delete(this.at(uri));
+  size = (uri: string) => this.inner.size(this.at(uri));
+  listChildren = (prefix: string) => this.inner.listChildren(this.at(prefix));
+  list = async (prefix: string) => (await this.inner.list(this.at(prefix))).map((u) => this.back(u));
 }
 
-/** Moves folder `from` to `to`, merging into it where two names decode alike (`a+b`, `a%2Bb`). */
-function moveInto(from: string, to: string): void {
-  if (!existsSync(to)) {
-    renameSync(from, to);
-    return;
-  }
-  for (const e of readdirSync(from, { withFileTypes: true })) {
-    if (e.isDirectory()) moveInto(join(from, e.name), join(to, e.name));
-    else renameSync(join(from, e.name), join(to, e.name));
-  }
-  rmSync(from, { recursive: true });
-}
-
-describe('floe maintain --rewrite-locations: a warehouse written when folders were stored percent-decoded', () => {
+describe('floe maintain --rewrite-locations: a warehouse written when file names were stored percent-decoded', () => {
   const tmp = tempDir('floe-e2e-pvals-legacy-');
-  const whDir = join(tmp.dir, 'wh');
+  const whDir = join(tmp.dir, 'old lake é');
   afterAll(() => tmp.cleanup());
 
   beforeAll(async () => {
-    await loadInto(tmp.dir, whDir);
-    // The layout the local store wrote before names were literal: region=k=v&x=y, not region=k%3Dv%26x%3Dy.
-    expect(decodeFolders(join(whDir, NS, 's_events', 'data'))).toBeGreaterThan(0);
+    const store = new DecodingStore();
+    const catalog = new FileCatalog(store, pathToFileURL(whDir).href);
+    const { dead, report } = await load({ store, catalog }, [{ name: 'in.ndjson', lines: inputLines() }], {
+      config: parseConfig(CONFIG),
+    });
+    expect(dead).toEqual([]);
+    expect(report.failures ?? []).toEqual([]);
+    expect(report.rows).toBe(STRINGS.length + LONGS.length);
   }, 120_000);
 
   const metadata = async (name: string) =>
     (await fileWarehouse(whDir).catalog.loadTable({ namespace: NS, name })).metadata;
-  const missingLiterally = async () => {
-    const files = await liveFiles(literalStore, currentSnapshotOf(await metadata('s_events'))!);
+  const missingLiterally = async (name: string) => {
+    const m = await metadata(name);
+    if (!existsSync(literalPath(currentSnapshotOf(m)!['manifest-list']!))) return ['the manifest list'];
+    const files = await liveFiles(literalStore, currentSnapshotOf(m)!);
     return files.map((f) => f.file.file_path).filter((uri) => !existsSync(literalPath(uri)));
   };
-
-  it('keeps reading: floe query finds every row under the decoded names', async () => {
-    expect((await missingLiterally()).length).toBeGreaterThan(0);
+  const queryRegions = async () => {
     const run = await floe('query', '-w', whDir, '--json', 'SELECT id, region FROM s_events');
     expect(run.code).toBe(0);
-    const rows = run.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(regionKeys(rows)).toEqual(wantRegionKeys());
+    return regionKeys(
+      run.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    );
+  };
+
+  it('was laid out the old way: an escaped location, decoded folders a literal reader misses', async () => {
+    expect((await metadata('s_events')).location).toContain('/old%20lake%20%C3%A9/');
+    expect(readdirSync(join(whDir, NS, 's_events', 'data'))).toContain('region=k=v&x=y');
+    expect(await missingLiterally('s_events')).not.toEqual([]);
   });
 
-  it('rewrites those files under literal names: a literal reader then sees every row', async () => {
+  it('keeps reading: floe query finds every row', async () => {
+    expect(await queryRegions()).toEqual(wantRegionKeys());
+  });
+
+  it('rewrites location and files under literal names: a literal reader then sees every row', async () => {
     const dry = await floe('maintain', '-w', whDir, '--rewrite-locations', '--dry-run', '--json');
     expect(dry.code).toBe(0);
-    expect((await missingLiterally()).length).toBeGreaterThan(0); // a dry run changes nothing
-    const run = await floe('maintain', 's_events', '-w', whDir, '--rewrite-locations', '-q');
-    expect(run.stderr).toBe('');
+    expect(await missingLiterally('s_events')).not.toEqual([]); // a dry run changes nothing
+    const run = await floe('maintain', '-w', whDir, '--rewrite-locations');
     expect(run.code).toBe(0);
-    expect(await missingLiterally()).toEqual([]);
+    expect(run.stderr).toContain(`→ file://${join(whDir, NS, 's_events')}`);
+    for (const name of ['s_events', 'n_events']) {
+      expect((await metadata(name)).location).toBe(`file://${join(whDir, NS, name)}`);
+      expect(await missingLiterally(name)).toEqual([]);
+    }
     await checkTables(literalStore, metadata, async (uri) => literalPath(uri));
-    const query = await floe('query', '-w', whDir, '--json', 'SELECT id, region FROM s_events');
-    expect(
-      regionKeys(
-        query.stdout
-          .trim()
-          .split('\n')
-          .map((l) => JSON.parse(l) as Record<string, unknown>),
-      ),
-    ).toEqual(wantRegionKeys());
+    expect(await queryRegions()).toEqual(wantRegionKeys());
+    // Every other step runs on the moved tables as before.
+    const all = await floe('maintain', '-w', whDir, '--json');
+    expect(all.code).toBe(0);
+    expect(await queryRegions()).toEqual(wantRegionKeys());
+    await checkTables(literalStore, metadata, async (uri) => literalPath(uri));
   });
 });
 

@@ -61,7 +61,7 @@ function decodeKeeping(text: string, uri: string): string {
  * path part exactly as written.
  */
 export function literalFilePath(uri: string): string {
-  const m = /^file:(?:\/\/(?:localhost)?(?=\/))?(\/.*)$/i.exec(uri);
+  const m = /^file:(?:\/\/(?:localhost)?(?=\/))?(\/.*)$/is.exec(uri);
   if (!m) throw new FloeError(ErrorKind.DataInvalid, `not a local file URI: ${uri}`);
   const path = m[1]!;
   if (path.startsWith('//')) throw new FloeError(ErrorKind.DataInvalid, `not a local file URI: ${uri}`);

@@ -17,6 +17,7 @@ import {
 } from './compact.ts';
 import { type ExpiryReport, expireSnapshots } from './expire.ts';
 import { type TableHealth, tableHealth } from './health.ts';
+import { needsLiteralName, respellLocation } from './literal-locations.ts';
 import { type MaintenanceOptions, type Thresholds, thresholdsFor } from './options.ts';
 import { deleteOrphanFiles, type OrphanReport } from './orphans.ts';
 import { type ManifestRewriteReport, rewriteManifests } from './rewrite-manifests.ts';
@@ -69,7 +70,11 @@ export async function maintainTable(
   const dryRun = opts.dryRun === true;
   let table = await deps.catalog.loadTable(id);
   const before = await tableHealth(deps.store, table);
-  const th = withRewrites(thresholdsFor(table.metadata, opts), deps, opts);
+  const limits = thresholdsFor(table.metadata, opts);
+  // --rewrite-locations: compaction also rewrites the files readers that take names literally miss.
+  const th: Thresholds = opts.rewriteLocations
+    ? { ...limits, rewrite: needsLiteralName(deps.store, () => table.metadata.location) }
+    : limits;
   const skipped: StepSkipped[] = [];
   const failed: StepFailed[] = [];
   const out: {
@@ -93,6 +98,12 @@ export async function maintainTable(
     table = await deps.catalog.loadTable(id);
   };
 
+  if (opts.steps.compact && opts.rewriteLocations) {
+    await step('compact', async () => {
+      const moved = await respellLocation(deps, table, dryRun);
+      if (moved) say(`location ${table.metadata.location} → ${moved}${dryRun ? ' (dry run)' : ''}`);
+    });
+  }
   if (opts.steps.compact) {
     await step('compact', async () => {
       const bins = await planCompaction(deps, table, th);
@@ -174,11 +185,4 @@ function plannedOnly(
 
 function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-/** `th` with the files `--rewrite-locations` asks compaction to rewrite whatever their size. */
-function withRewrites(th: Thresholds, deps: MaintenanceDeps, opts: MaintenanceOptions): Thresholds {
-  const store = deps.store;
-  if (!opts.rewriteLocations || store.storedAsDecoded === undefined) return th;
-  return { ...th, rewrite: (f) => store.storedAsDecoded!(f.file_path) };
 }

@@ -83,6 +83,7 @@ describe('LocalObjectStore: percent-escaped names', () => {
       'v=%C3%A9+%2B%3D%25%3F%23%5C', // é, '+', '+', '=', '%', '?', '#', '\\' escaped
       'v=a b:c=d?e#f ü', // the same characters unescaped
       'v=100%', // not an escape at all
+      'v=tab\tnew\nline', // control characters as they are
     ];
     const uris = names.map((n) => `${root}/${n}/f.bin`);
     for (const [i, u] of uris.entries()) await s.put(u, bytes(String(i)));
