@@ -197,6 +197,8 @@ export class Faults {
   readonly calls = new Map<string, number>();
   /** What fired, in order (`port.method timing kind [label]`). */
   readonly log: string[] = [];
+  /** Calls through the plan's ports that have not settled yet (a caller that returns leaves none). */
+  inFlight = 0;
   private rules: Armed[] = [];
   private enabled = true;
 
@@ -279,6 +281,20 @@ export class Faults {
   }
 
   private async invoke(port: Port, method: string, args: unknown[], call: () => unknown): Promise<unknown> {
+    this.inFlight++;
+    try {
+      return await this.invokeCounted(port, method, args, call);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async invokeCounted(
+    port: Port,
+    method: string,
+    args: unknown[],
+    call: () => unknown,
+  ): Promise<unknown> {
     const point = `${port}.${method}`;
     this.calls.set(point, (this.calls.get(point) ?? 0) + 1);
     if (this.crashed) throw new ProcessCrashed(point);

@@ -12,6 +12,8 @@
  * `entries` is one listing per reason folder (sizes and times come with it, nothing is read), and
  * `delete(key, reason)` one request: what a purge of many dead letters needs.
  */
+
+import { settleAll } from '../engine/bounded.ts';
 import { DeadLetterReason } from '../engine/dead-letters.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import {
@@ -46,7 +48,7 @@ export class ObjectStoreDeadLetterStore implements DeadLetterStore {
     }
     await this.store.put(this.uriOf(d.reason, d.key), `${JSON.stringify(d)}\n`);
     const others = (await this.reasons()).filter((r) => r !== d.reason);
-    await Promise.all(others.map((r) => this.store.delete(this.uriOf(r, d.key))));
+    await settleAll(others.map((r) => this.store.delete(this.uriOf(r, d.key))));
   }
 
   async list(opts: DeadLetterListOptions = {}): Promise<DeadLetterRecord[]> {
@@ -57,7 +59,7 @@ export class ObjectStoreDeadLetterStore implements DeadLetterStore {
     const slash = prefix.indexOf('/');
     const folder = slash >= 0 && isDeadLetterKey(`${prefix.slice(0, slash)}/x`) ? prefix.slice(0, slash) : '';
     const found: { key: string; reason: string }[] = [];
-    const listings = await Promise.all(
+    const listings = await settleAll(
       (await this.reasons()).map(async (reason) => {
         const under = folder ? `${this.base}/${reason}/${folder}` : `${this.base}/${reason}`;
         return { reason, uris: await this.store.list(under) };
@@ -80,12 +82,12 @@ export class ObjectStoreDeadLetterStore implements DeadLetterStore {
         out[i] = await this.read(c.reason, c.key);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, chosen.length) }, worker));
+    await settleAll(Array.from({ length: Math.min(CONCURRENCY, chosen.length) }, worker));
     return out.filter((r): r is DeadLetterRecord => r !== undefined);
   }
 
   async entries(): Promise<DeadLetterEntry[]> {
-    const listings = await Promise.all(
+    const listings = await settleAll(
       (await this.reasons()).map(async (reason) => ({
         reason,
         objects: await listEntries(this.store, `${this.base}/${reason}`),
@@ -103,7 +105,7 @@ export class ObjectStoreDeadLetterStore implements DeadLetterStore {
 
   async get(key: string): Promise<DeadLetterRecord | undefined> {
     checkKey(key);
-    const hits = await Promise.all((await this.reasons()).map((r) => this.read(r, key)));
+    const hits = await settleAll((await this.reasons()).map((r) => this.read(r, key)));
     return hits.find((h) => h !== undefined);
   }
 
@@ -118,7 +120,7 @@ export class ObjectStoreDeadLetterStore implements DeadLetterStore {
       await this.store.delete(this.uriOf(reason, key));
       return;
     }
-    await Promise.all((await this.reasons()).map((r) => this.store.delete(this.uriOf(r, key))));
+    await settleAll((await this.reasons()).map((r) => this.store.delete(this.uriOf(r, key))));
   }
 
   private uriOf(reason: string, key: string): string {

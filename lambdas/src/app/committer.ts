@@ -21,7 +21,7 @@ import {
   typeConflictFor,
 } from '../config.ts';
 import { type CommitDeps, commitAppend } from '../engine/append.ts';
-import { forEachBounded } from '../engine/bounded.ts';
+import { forEachBounded, inGroups, settleAll } from '../engine/bounded.ts';
 import { type DeadLetter, DeadLetterReason } from '../engine/dead-letters.ts';
 import type { UpsertCounts } from '../engine/generic-stage.ts';
 import {
@@ -341,7 +341,7 @@ async function readRuns(
     Math.floor((deps.maxPendingRecordsPerCommit ?? DEFAULT_MAX_PENDING_RECORDS) / Math.max(1, shards.length)),
   );
   const out = new Map<string, LedgerEntry[]>();
-  await Promise.all(
+  await settleAll(
     shards.map(async (shard) => {
       const from = watermark.get(shard) ?? null;
       const entries = await deps.ledger.entriesAfter(table, shard, from, limit);
@@ -702,8 +702,7 @@ async function build(
   }
 
   // Dead letters before the commit (deterministic keys: a retry overwrites them).
-  for (let i = 0; i < dead.length; i += 16)
-    await Promise.all(dead.slice(i, i + 16).map((d) => deps.deadLetters.put(d)));
+  await inGroups(dead, 16, (d) => deps.deadLetters.put(d));
   const deadLetters: Record<string, number> = {};
   for (const d of dead) deadLetters[d.reason] = (deadLetters[d.reason] ?? 0) + 1;
 
@@ -839,9 +838,8 @@ async function settleWithoutTable(
     counts[reason] = (counts[reason] ?? 0) + 1;
     return pendingDeadLetter(table, d.item, reason, detail);
   });
-  for (let i = 0; i < letters.length; i += 16)
-    await Promise.all(letters.slice(i, i + 16).map((d) => deps.deadLetters.put(d)));
-  await Promise.all(
+  await inGroups(letters, 16, (d) => deps.deadLetters.put(d));
+  await settleAll(
     [...runs].map(([shard, run]) =>
       deps.ledger.markCommitted(table, shard, run[run.length - 1]!.lastSequence),
     ),
@@ -859,7 +857,7 @@ async function markDone(
   shards: readonly string[],
   watermark: ReadonlyMap<string, string>,
 ): Promise<void> {
-  await Promise.all(
+  await settleAll(
     shards.map(async (shard) => {
       const upTo = watermark.get(shard);
       if (upTo !== undefined) await deps.ledger.markCommitted(table, shard, upTo);

@@ -20,6 +20,7 @@
  */
 import { type FloeConfig, routerFor } from '../config.ts';
 import type { CommitDeps } from '../engine/append.ts';
+import { inGroups, settleAll } from '../engine/bounded.ts';
 import { type DeadLetter, DeadLetterReason } from '../engine/dead-letters.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import type { Catalog } from '../ports/catalog.ts';
@@ -75,7 +76,7 @@ export async function selectDeadLetters(
   let found: DeadLetterRecord[];
   if (filter.keys !== undefined && filter.keys.length > 0) {
     const keys = [...new Set(filter.keys)];
-    const got = await Promise.all(keys.map((k) => store.get(k)));
+    const got = await settleAll(keys.map((k) => store.get(k)));
     const missing = keys.filter((_, i) => got[i] === undefined);
     if (missing.length > 0) {
       throw new FloeError(
@@ -128,7 +129,7 @@ export function deadLetterWriter(
       inFlight.add(p);
     },
     async flush() {
-      while (inFlight.size > 0) await Promise.all(inFlight);
+      while (inFlight.size > 0) await settleAll([...inFlight]);
       if (errors.length > 0) throw errors[0];
       return written;
     },
@@ -325,7 +326,7 @@ export async function replayDeadLetters(deps: ReplayDeps, opts: ReplayOptions = 
     }
     await writer.flush();
     const landedKeys = [...outcomes.values()].filter((o) => o.status === 'landed').map((o) => o.key);
-    await inBatches([...landedKeys, ...stale], 16, (k) => deps.deadLetters.delete(k));
+    await inGroups([...landedKeys, ...stale], 16, (k) => deps.deadLetters.delete(k));
     deps.onProgress?.({ kind: 'stored', landed: landedKeys.length, failing: pendingPuts.size });
   }
 
@@ -424,10 +425,6 @@ function routeOutcome(
         ? DeadLetterReason.TableNotAllowed
         : DeadLetterReason.NoRoute;
   return { ok: false, reason, detail: r.detail };
-}
-
-async function inBatches<T>(items: readonly T[], size: number, f: (t: T) => Promise<void>): Promise<void> {
-  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(f));
 }
 
 // ---- A throw-away overlay store (dry runs) ------------------------------------------------------

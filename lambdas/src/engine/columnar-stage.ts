@@ -182,7 +182,7 @@ export async function writeParts(
   const options = { compression: codecOf(m), maxRows: deps.maxRowsPerFile ?? 1_000_000 };
   const puts: Promise<DataFile>[] = [];
   let failed = false;
-  await Promise.all(
+  const encoding = settleAll(
     parts.map(async (part) => {
       const files = await part.encode(schema, spec, options);
       if (files === undefined) {
@@ -196,6 +196,11 @@ export async function writeParts(
       }
     }),
   );
+  // A part that fails to encode must not leave the other parts' puts running behind the caller.
+  await encoding.catch(async (e) => {
+    await Promise.allSettled(puts);
+    throw e;
+  });
   const written = await settleAll(puts);
   if (failed) throw new UseGenericPath();
   return written;

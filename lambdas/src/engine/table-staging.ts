@@ -331,9 +331,4 @@ export class UseGenericPath extends Error {}
  * Every promise settled, then the values, or the first error: a caller that cleans up after a
  * failure must not race puts that are still running.
  */
-export async function settleAll<T>(promises: readonly Promise<T>[]): Promise<T[]> {
-  const results = await Promise.allSettled(promises);
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
-}
+export { settleAll } from './bounded.ts';

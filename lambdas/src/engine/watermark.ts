@@ -24,6 +24,7 @@ import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import { snapshotAncestors, type TableMetadata } from '../iceberg/table-metadata.ts';
 import { canonicalSequence, compareSequence, type Ledger, type LedgerEntry } from '../ports/ledger.ts';
 import type { ObjectStore } from '../ports/object-store.ts';
+import { settleAll } from './bounded.ts';
 
 export const WATERMARK_KEY = 'floe.watermark';
 
@@ -264,7 +265,7 @@ export async function pruneSettledShards(w: Watermark, scope: PruneScope): Promi
     .filter(([, mark]) => scope.nowMs - mark.movedAtMs >= scope.idleMs)
     .sort(([, a], [, b]) => a.movedAtMs - b.movedAtMs)
     .slice(0, MAX_PRUNE_CHECKS);
-  const settled = await Promise.all(idle.map(([shard, mark]) => isSettled(scope, shard, mark)));
+  const settled = await settleAll(idle.map(([shard, mark]) => isSettled(scope, shard, mark)));
   const out = new Map(w);
   idle.forEach(([shard], i) => {
     if (settled[i]) out.delete(shard);

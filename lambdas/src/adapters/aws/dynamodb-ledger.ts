@@ -85,7 +85,7 @@ import {
   UpdateItemCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { forEachBounded } from '../../engine/bounded.ts';
+import { forEachBounded, settleAll } from '../../engine/bounded.ts';
 import { ErrorKind, FloeError, isFloeError } from '../../errors.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
@@ -484,7 +484,7 @@ export class DynamoLedger implements Ledger {
       if (previous !== null && compareSequence(previous, from) >= 0) deeper.push(tail.table);
     }
     const toPad = padSequence(to);
-    await Promise.all(
+    await settleAll(
       deeper.map(async (table) => {
         const items = await this.queryAll({
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
@@ -597,7 +597,7 @@ export class DynamoLedger implements Ledger {
     // The index also holds tail items (sk `T#…`): their copy was handled above.
     const keys = items.map((i) => i.sk?.S ?? '').filter((sk) => sk.startsWith('E#'));
     for (let i = 0; i < keys.length; i += 16) {
-      const done = await Promise.all(keys.slice(i, i + 16).map((sk) => this.markItem(shardId, sk)));
+      const done = await settleAll(keys.slice(i, i + 16).map((sk) => this.markItem(shardId, sk)));
       changed += done.filter(Boolean).length;
     }
     return changed;

@@ -1,5 +1,6 @@
 /** The dead letters of a batch's records: built with the record's key, counted, written. */
 
+import { inGroups } from '../../engine/bounded.ts';
 import type { DeadLetter } from '../../engine/dead-letters.ts';
 import {
   type DeadLetterRecord,
@@ -49,8 +50,7 @@ export async function putDeadLetters(
   store: DeadLetterStore,
   letters: readonly DeadLetterRecord[],
 ): Promise<void> {
-  for (let i = 0; i < letters.length; i += 16)
-    await Promise.all(letters.slice(i, i + 16).map((d) => store.put(d)));
+  await inGroups(letters, 16, (d) => store.put(d));
 }
 
 /** The record's text for its dead letter, when its bytes are text (see `recordText`). */

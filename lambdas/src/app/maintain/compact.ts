@@ -25,6 +25,7 @@
  */
 
 import type { CommitDeps } from '../../engine/append.ts';
+import { settleAll } from '../../engine/bounded.ts';
 import { groupByPartition } from '../../engine/generic-stage.ts';
 import { type ManifestIo, readManifestList, writeEntriesManifest } from '../../engine/manifest-io.ts';
 import {
@@ -355,7 +356,7 @@ async function rewriteBin(
   } catch (e) {
     return giveUp(`their rows could not be written (${errorText(e)})`);
   }
-  return Promise.all(puts);
+  return settleAll(puts);
 }
 
 interface OpenFile {
