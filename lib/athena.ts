@@ -38,7 +38,7 @@ import {
   logicalIdOf,
   s3TablesNamespaceCondition,
 } from './permissions.ts';
-import { type FloeStorage, secureBucket, WAREHOUSE_PREFIX } from './storage.ts';
+import { type FloeStorage, secureBucket, versionRules, WAREHOUSE_PREFIX } from './storage.ts';
 
 /** Athena's current engine (Trino-based; reads Iceberg v2, time travel, metadata tables). */
 export const ATHENA_ENGINE_VERSION = 'Athena engine version 3';
@@ -118,8 +118,13 @@ export class FloeAthena extends Construct {
     const bucketName = settings.storage.tableBucketName;
 
     // ---- results
+    const key = storage.dataKey;
     this.results = new s3.Bucket(this, 'Results', {
-      ...secureBucket(retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY, retain),
+      ...secureBucket(
+        retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+        retain,
+        key === undefined ? {} : { versioned: true, key },
+      ),
       serverAccessLogsBucket: storage.accessLogs,
       serverAccessLogsPrefix: 'athena-results/',
       lifecycleRules: [
@@ -129,6 +134,7 @@ export class FloeAthena extends Construct {
           prefix: `${RESULTS_PREFIX}/`,
           expiration: Duration.days(settings.athena.resultsExpirationDays),
         },
+        ...versionRules(key !== undefined),
       ],
     });
 
@@ -145,7 +151,10 @@ export class FloeAthena extends Construct {
         publishCloudWatchMetricsEnabled: true,
         resultConfiguration: {
           outputLocation: `s3://${this.results.bucketName}/${RESULTS_PREFIX}/`,
-          encryptionConfiguration: { encryptionOption: 'SSE_S3' },
+          encryptionConfiguration:
+            key === undefined
+              ? { encryptionOption: 'SSE_S3' }
+              : { encryptionOption: 'SSE_KMS', kmsKey: key.keyArn },
           expectedBucketOwner: stack.account,
         },
       },
@@ -171,7 +180,7 @@ export class FloeAthena extends Construct {
 
     // ---- S3 Tables: the federated catalog
     if (s3tables && settings.athena.s3TablesCatalog === 'ensure') {
-      this.s3TablesCatalog = this.ensureS3TablesCatalog();
+      this.s3TablesCatalog = this.ensureS3TablesCatalog(settings, storage);
     }
 
     // ---- the analysts' policy
@@ -183,11 +192,12 @@ export class FloeAthena extends Construct {
   }
 
   /** Glue CreateCatalog of `s3tablescatalog` (IAM access control), AlreadyExists ignored, no delete. */
-  private ensureS3TablesCatalog(): cr.AwsCustomResource {
+  private ensureS3TablesCatalog(settings: FloeSettings, storage: FloeStorage): cr.AwsCustomResource {
     const stack = Stack.of(this);
     const catalogArn = stack.formatArn({ service: 'glue', resource: 'catalog' });
     const logGroup = new logs.LogGroup(this, 'S3TablesCatalogLogs', {
-      retention: logs.RetentionDays.ONE_MONTH,
+      retention: settings.storage.logRetentionDays as logs.RetentionDays,
+      ...(storage.dataKey === undefined ? {} : { encryptionKey: storage.dataKey }),
     });
     // A role of its own, without AWSLambdaBasicExecutionRole: the calls below and its own logs.
     const role = new iam.Role(this, 'S3TablesCatalogRole', {
@@ -378,6 +388,16 @@ export class FloeAthena extends Construct {
           sid: 'LakeFormationDataAccess',
           actions: ['lakeformation:GetDataAccess'],
           resources: ['*'],
+        }),
+      );
+    }
+    if (storage.dataKey !== undefined) {
+      // compliance=strict: the tables' files and the query results are encrypted with the stack's key.
+      statements.push(
+        new iam.PolicyStatement({
+          sid: 'DataKey',
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey', 'kms:DescribeKey'],
+          resources: [storage.dataKey.keyArn],
         }),
       );
     }

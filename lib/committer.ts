@@ -42,6 +42,7 @@ export class FloeCommitter extends Construct {
       memoryMb: c.memoryMb,
       timeoutSeconds: c.timeoutSeconds,
       logRetentionDays: settings.storage.logRetentionDays,
+      ...(storage.dataKey === undefined ? {} : { key: storage.dataKey }),
       ...(c.reservedConcurrency === 0 ? {} : { reservedConcurrency: c.reservedConcurrency }),
       environment: {
         ...props.environment,

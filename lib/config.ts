@@ -53,6 +53,14 @@ export type RemovalSetting = (typeof REMOVAL_POLICIES)[number];
 export const MAINTENANCE_SETTINGS = ['floe', 'glue', 'off'] as const;
 export type MaintenanceSetting = (typeof MAINTENANCE_SETTINGS)[number];
 export const S3_TABLES_CATALOG_SETTINGS = ['ensure', 'skip'] as const;
+/**
+ * `strict`: what a regulated account's baseline controls ask for (AWS Control Tower's proactive
+ * controls): a customer-managed KMS key of the stack's own for the buckets, the ledger table, the
+ * log groups, the failed-batch queue, the stream and the Athena results; bucket versioning; a year
+ * of logs.
+ */
+export const COMPLIANCE_SETTINGS = ['default', 'strict'] as const;
+export type ComplianceSetting = (typeof COMPLIANCE_SETTINGS)[number];
 export type S3TablesCatalogSetting = (typeof S3_TABLES_CATALOG_SETTINGS)[number];
 
 /** Retention periods CloudWatch Logs accepts (days). */
@@ -88,6 +96,7 @@ export const CONTEXT_KEYS = [
   'streamMode',
   'shardCount',
   'streamEncryption',
+  'compliance',
   'streamRetentionHours',
   'batchSize',
   'batchingWindowSeconds',
@@ -112,6 +121,9 @@ export const CONTEXT_KEYS = [
   'iteratorAgeAlarmMinutes',
   'freshnessAlarmMinutes',
   'alarmTopicArn',
+  'vpcId',
+  'vpcSubnets',
+  'vpcRouteTables',
   'removalPolicy',
   'tableBucketName',
   'registryName',
@@ -185,6 +197,8 @@ export interface StorageSettings {
   readonly removal: RemovalSetting;
   /** Set exactly when `catalogType` is `s3tables`. */
   readonly tableBucketName?: string;
+  /** `strict`: the stack's own KMS key for everything it stores, and versioned buckets. */
+  readonly compliance: ComplianceSetting;
 }
 
 /**
@@ -234,6 +248,17 @@ export interface AthenaSettings {
   readonly s3TablesCatalog?: S3TablesCatalogSetting;
 }
 
+/**
+ * Lambda placement in the subnets of a VPC of the account's (`-c vpcId`, `-c vpcSubnets`): a
+ * security group of the stack's own allows only HTTPS out, and, given the subnets' route tables
+ * (`-c vpcRouteTables`), gateway endpoints for S3 and DynamoDB carry what the functions store.
+ */
+export interface VpcSettings {
+  readonly vpcId: string;
+  readonly subnetIds: readonly string[];
+  readonly routeTableIds: readonly string[];
+}
+
 export interface AlarmSettings {
   readonly iteratorAgeMinutes: number;
   readonly freshnessMinutes: number;
@@ -268,6 +293,8 @@ export interface FloeSettings {
   /** Per-table EMF metrics (`PER_TABLE_METRICS`): on, off, or the top N tables per invocation. */
   readonly perTableMetrics: PerTableMetrics;
   readonly athena: AthenaSettings;
+  /** Absent: the functions run outside any VPC. */
+  readonly vpc?: VpcSettings;
   /** Non-fatal remarks (e.g. format version 3 is not readable by Athena), shown at synth. */
   readonly warnings: readonly string[];
 }
@@ -566,7 +593,19 @@ export function readFloeSettings(
 
   // ---- the stream and the ingest
   const streamMode = oneOf('streamMode', STREAM_MODES, 'on-demand');
-  const streamEncryption = oneOf('streamEncryption', STREAM_ENCRYPTIONS, 'aws-managed');
+  const compliance = oneOf('compliance', COMPLIANCE_SETTINGS, 'default');
+  const strict = compliance === 'strict';
+  const streamEncryption = oneOf(
+    'streamEncryption',
+    STREAM_ENCRYPTIONS,
+    strict ? 'customer-managed' : 'aws-managed',
+  );
+  if (strict && streamEncryption !== 'customer-managed')
+    problem(
+      'streamEncryption',
+      'compliance=strict encrypts the stream with the stack’s key',
+      raw('streamEncryption'),
+    );
   let shardCount: number | undefined;
   if (streamMode === 'provisioned') shardCount = int('shardCount', 1, 1, 10_000);
   else if (given('shardCount'))
@@ -655,9 +694,10 @@ export function readFloeSettings(
     stagingExpirationDays,
     deadLetterExpirationDays: int('deadLetterExpirationDays', 365, 1, 3650, 0),
     failedBatchRetentionDays: int('failedBatchRetentionDays', 14, 1, 14),
-    logRetentionDays: int('logRetentionDays', 30, 1, 3653),
+    logRetentionDays: int('logRetentionDays', strict ? 365 : 30, 1, 3653),
     removal,
     ...optional('tableBucketName', tableBucketName),
+    compliance,
   };
   if (!(LOG_RETENTION_DAYS as readonly number[]).includes(storage.logRetentionDays)) {
     problem('logRetentionDays', `expected one of ${LOG_RETENTION_DAYS.join(', ')}`, raw('logRetentionDays'));
@@ -686,6 +726,32 @@ export function readFloeSettings(
     freshnessMinutes: int('freshnessAlarmMinutes', 15, 1, 10_080),
     ...optional('topicArn', topicArn),
   };
+
+  // ---- VPC placement
+  let vpc: VpcSettings | undefined;
+  const vpcId = str('vpcId');
+  const subnetIds = list('vpcSubnets');
+  const routeTableIds = list('vpcRouteTables');
+  if (vpcId !== undefined && !/^vpc-[0-9a-f]{8,17}$/.test(vpcId))
+    problem('vpcId', 'expected a VPC id (vpc-…)', vpcId);
+  if (subnetIds?.some((id) => !/^subnet-[0-9a-f]{8,17}$/.test(id)))
+    problem('vpcSubnets', 'expected subnet ids (subnet-…), comma-separated', raw('vpcSubnets'));
+  if (routeTableIds?.some((id) => !/^rtb-[0-9a-f]{8,17}$/.test(id)))
+    problem('vpcRouteTables', 'expected route table ids (rtb-…), comma-separated', raw('vpcRouteTables'));
+  if ((vpcId === undefined) !== (subnetIds === undefined || subnetIds.length === 0))
+    problem(
+      vpcId === undefined ? 'vpcId' : 'vpcSubnets',
+      'give both -c vpcId and -c vpcSubnets to place the functions in a VPC',
+      vpcId ?? raw('vpcSubnets'),
+    );
+  else if (vpcId !== undefined && subnetIds !== undefined)
+    vpc = { vpcId, subnetIds, routeTableIds: routeTableIds ?? [] };
+  else if (routeTableIds !== undefined)
+    problem('vpcRouteTables', 'only applies with -c vpcSubnets', raw('vpcRouteTables'));
+  if (vpc !== undefined && vpc.routeTableIds.length === 0)
+    warnings.push(
+      'vpcSubnets without vpcRouteTables: the stack creates no S3 or DynamoDB gateway endpoint, so the subnets need a route to them (and to Glue or S3 Tables) of their own',
+    );
 
   // ---- maintenance
   const maintenance = readMaintenance(
@@ -754,6 +820,7 @@ export function readFloeSettings(
     maintenance,
     perTableMetrics,
     athena,
+    ...optional('vpc', vpc),
     warnings,
   };
 }

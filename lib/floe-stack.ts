@@ -25,6 +25,7 @@ import { maintenanceEnvironment } from './maintenance-env.ts';
 import { FloeMonitoring } from './monitoring.ts';
 import { acknowledge } from './nag.ts';
 import { namespacePatterns } from './namespaces.ts';
+import { FloeNetwork } from './network.ts';
 import { grantInvoke, grantManagedSetUp } from './permissions.ts';
 import { FloeStorage } from './storage.ts';
 
@@ -43,6 +44,8 @@ export class FloeStack extends Stack {
   readonly optimizerRole?: GlueOptimizerRole;
   readonly monitoring: FloeMonitoring;
   readonly athena: FloeAthena;
+  /** `-c vpcSubnets` only. */
+  readonly network?: FloeNetwork;
 
   constructor(scope: Construct, id: string, props: FloeStackProps) {
     super(scope, id, { description: describe(props.settings), ...props });
@@ -101,9 +104,14 @@ export class FloeStack extends Stack {
         grantInvoke(this, 'CommitterAsksForMaintenance', 'AskForMaintenance', this.committer.handler, target);
       }
     }
-    const functions = [this.ingest, this.committer, ...(this.maintenance ? [this.maintenance] : [])].map(
-      (f) => f.handler.function,
+    const handlers = [this.ingest, this.committer, ...(this.maintenance ? [this.maintenance] : [])].map(
+      (f) => f.handler,
     );
+    if (settings.vpc !== undefined) {
+      this.network = new FloeNetwork(this, 'Network', settings.vpc);
+      for (const h of handlers) this.network.place(h);
+    }
+    const functions = handlers.map((h) => h.function);
     // The committer creates tables and the ingest writes into them: both need the catalog first.
     for (const fn of functions) {
       if (s.database) fn.node.addDependency(s.database);

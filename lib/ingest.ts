@@ -11,6 +11,7 @@ import { KinesisEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources
 import { Construct } from 'constructs';
 import type { FloeSettings } from './config.ts';
 import { FloeFunction } from './lambda.ts';
+import { acknowledge } from './nag.ts';
 import { grantFloeAccess } from './permissions.ts';
 import type { FloeStorage } from './storage.ts';
 
@@ -32,6 +33,7 @@ export class FloeIngest extends Construct {
       memoryMb: ingest.memoryMb,
       timeoutSeconds: ingest.timeoutSeconds,
       logRetentionDays: settings.storage.logRetentionDays,
+      ...(storage.dataKey === undefined ? {} : { key: storage.dataKey }),
       environment: {
         ...props.environment,
         ...(ingest.tableCacheRefreshSeconds === undefined
@@ -56,5 +58,16 @@ export class FloeIngest extends Construct {
       onFailure: new SqsDlq(storage.failedBatches),
     });
     this.handler.function.addEventSource(this.eventSource);
+    if (storage.dataKey !== undefined) {
+      // The on-failure destination's grant (CDK's SqsDlq) names the KMS actions SQS needs with
+      // wildcards; they apply to the stack's own key alone.
+      const policy = this.handler.role.node.findChild('DefaultPolicy');
+      for (const action of ['kms:GenerateDataKey*', 'kms:ReEncrypt*'])
+        acknowledge(
+          policy,
+          `AwsSolutions-IAM5[Action::${action}]`,
+          'Granted by the Kinesis event source mapping’s on-failure destination (an SQS queue encrypted with the stack’s key, compliance=strict), on that key only.',
+        );
+    }
   }
 }

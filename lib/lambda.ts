@@ -15,10 +15,12 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { grantDataKey } from './storage.ts';
 
 /** The repository root (the CDK app, the Lambda sources and package-lock.json live here). */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -56,6 +58,11 @@ export interface FloeFunctionProps {
   readonly logRetentionDays: number;
   /** Reserved concurrent executions (undefined: none). */
   readonly reservedConcurrency?: number;
+  /**
+   * compliance=strict: the stack's key, which encrypts the function's log group and what it
+   * reads and writes (the role is granted it).
+   */
+  readonly key?: kms.IKey;
 }
 
 export class FloeFunction extends Construct {
@@ -68,6 +75,7 @@ export class FloeFunction extends Construct {
     this.logGroup = new logs.LogGroup(this, 'Logs', {
       retention: props.logRetentionDays as logs.RetentionDays,
       removalPolicy: RemovalPolicy.DESTROY,
+      ...(props.key === undefined ? {} : { encryptionKey: props.key }),
     });
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
@@ -81,6 +89,7 @@ export class FloeFunction extends Construct {
         resources: [this.logGroup.logGroupArn],
       }),
     );
+    if (props.key !== undefined) grantDataKey(props.key, this.role);
 
     this.function = new NodejsFunction(this, 'Function', {
       description: props.description,

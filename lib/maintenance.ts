@@ -23,7 +23,7 @@ import { maintenanceEnvironment } from './maintenance-env.ts';
 import { acknowledge } from './nag.ts';
 import { namespacePatterns } from './namespaces.ts';
 import { acknowledgeGlueWildcards, glueArns, grantMaintenanceAccess } from './permissions.ts';
-import { type FloeStorage, WAREHOUSE_PREFIX } from './storage.ts';
+import { type FloeStorage, grantDataKey, WAREHOUSE_PREFIX } from './storage.ts';
 
 /** The log groups Glue's table optimizers write (one per optimizer type). */
 export const OPTIMIZER_LOG_GROUPS = [
@@ -49,6 +49,8 @@ export class GlueOptimizerRole extends Construct {
         ),
     });
     const add = (s: iam.PolicyStatement) => this.role.addToPrincipalPolicy(s);
+    // compliance=strict: the table files are encrypted with the stack's key.
+    if (storage.dataKey !== undefined) grantDataKey(storage.dataKey, this.role);
     add(
       new iam.PolicyStatement({
         sid: 'TableFiles',
@@ -137,6 +139,7 @@ export class FloeMaintenance extends Construct {
       memoryMb: m.memoryMb,
       timeoutSeconds: m.timeoutSeconds,
       logRetentionDays: settings.storage.logRetentionDays,
+      ...(storage.dataKey === undefined ? {} : { key: storage.dataKey }),
       // One run at a time by a run lease (runs would only skip each other's tables); a reservation
       // only when the committer gets one (committerReservedConcurrency=1).
       ...(settings.committer.reservedConcurrency === 0 ? {} : { reservedConcurrency: 1 }),

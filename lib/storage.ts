@@ -14,10 +14,19 @@
  * Every bucket blocks public access, rejects non-TLS requests (and TLS below 1.2) and is
  * encrypted (SSE-S3, so Athena users need no KMS grant). With `removalPolicy=retain` (default)
  * every resource holding data outlives `cdk destroy`.
+ *
+ * `compliance=strict`: one customer-managed key of the stack's own (`dataKey`, rotated yearly)
+ * encrypts the stream, the staging, warehouse and Athena results buckets, the S3 Tables table
+ * bucket, the ledger table, the failed-batch queue and the log groups; every function, role and
+ * the analyst policy that reads or writes them is granted the key. Buckets are versioned, with
+ * noncurrent versions expiring after `NONCURRENT_DAYS` (compaction, expiry and orphan removal
+ * delete files on purpose). The access-log bucket stays SSE-S3: server access logs are delivered
+ * only to SSE-S3 buckets.
  */
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as glue from 'aws-cdk-lib/aws-glue';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kinesis from 'aws-cdk-lib/aws-kinesis';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -33,9 +42,14 @@ export const WAREHOUSE_PREFIX = 'warehouse';
 export const STAGING_PREFIX = 'staging';
 export const DEAD_LETTER_PREFIX = 'dead-letters';
 
+/** `compliance=strict`: days a deleted or overwritten object's version is kept. */
+export const NONCURRENT_DAYS = 7;
+
 export class FloeStorage extends Construct {
-  /** `streamEncryption=customer-managed` only. */
+  /** `streamEncryption=customer-managed` only (with `compliance=strict`: `dataKey`). */
   readonly streamKey?: kms.Key;
+  /** `compliance=strict` only: encrypts everything the stack stores. */
+  readonly dataKey?: kms.Key;
   readonly stream: kinesis.Stream;
   readonly accessLogs: s3.Bucket;
   readonly staging: s3.Bucket;
@@ -55,17 +69,56 @@ export class FloeStorage extends Construct {
     const stack = Stack.of(this);
     const retain = settings.storage.removal === 'retain';
     const dataRemoval = retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const strict = settings.storage.compliance === 'strict';
+    if (strict) {
+      this.dataKey = new kms.Key(this, 'DataKey', {
+        description: `${settings.stackName}: encrypts what Floe stores (compliance=strict)`,
+        enableKeyRotation: true,
+        // Retained data stays readable only while its key exists.
+        removalPolicy: dataRemoval,
+        pendingWindow: Duration.days(7),
+      });
+      limitGrantsToAwsServices(this.dataKey);
+      // CloudWatch Logs encrypts the stack's log groups with it (the key policy must say so).
+      this.dataKey.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: 'CloudWatchLogs',
+          principals: [new iam.ServicePrincipal(`logs.${stack.region}.amazonaws.com`)],
+          actions: [
+            'kms:Encrypt*',
+            'kms:Decrypt*',
+            'kms:ReEncrypt*',
+            'kms:GenerateDataKey*',
+            'kms:Describe*',
+          ],
+          resources: ['*'],
+          conditions: {
+            ArnLike: {
+              'kms:EncryptionContext:aws:logs:arn': stack.formatArn({
+                service: 'logs',
+                resource: 'log-group',
+                resourceName: '*',
+                arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+              }),
+            },
+          },
+        }),
+      );
+    }
+    const bucketKey = this.dataKey;
 
     // ---- stream: KMS server-side encryption, with the AWS managed key `aws/kinesis` by default
     // (no key to pay for, producers and the event source mapping need no key grant), or with a
     // customer managed key of the stack's own (rotated yearly) when compliance asks for one.
-    if (settings.stream.encryption === 'customer-managed') {
+    if (this.dataKey !== undefined) this.streamKey = this.dataKey;
+    else if (settings.stream.encryption === 'customer-managed') {
       this.streamKey = new kms.Key(this, 'StreamKey', {
         description: `${settings.stackName}: encrypts the Floe Kinesis stream`,
         enableKeyRotation: true,
         removalPolicy: RemovalPolicy.DESTROY,
         pendingWindow: Duration.days(7),
       });
+      limitGrantsToAwsServices(this.streamKey);
     }
     this.stream = new kinesis.Stream(this, 'Stream', {
       streamMode:
@@ -87,12 +140,13 @@ export class FloeStorage extends Construct {
 
     // ---- buckets
     this.accessLogs = new s3.Bucket(this, 'AccessLogs', {
-      ...secureBucket(dataRemoval, retain),
-      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(365) }],
+      // SSE-S3 whatever the compliance setting: server access logs are delivered to no other.
+      ...secureBucket(dataRemoval, retain, strict ? { versioned: true } : {}),
+      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(365) }, ...versionRules(strict)],
     });
     // (cdk-nag's S1 knows a log destination bucket needs no access logs of its own.)
     const logged = (prefix: string): s3.BucketProps => ({
-      ...secureBucket(dataRemoval, retain),
+      ...secureBucket(dataRemoval, retain, strict ? { versioned: true, key: bucketKey } : {}),
       serverAccessLogsBucket: this.accessLogs,
       serverAccessLogsPrefix: `${prefix}/`,
     });
@@ -108,6 +162,7 @@ export class FloeStorage extends Construct {
         // outage (a fragment named by a staged entry must still exist when the commit runs).
         ...expiry('expire-orphaned-staging', STAGING_PREFIX, settings.storage.stagingExpirationDays),
         ...expiry('expire-dead-letters', DEAD_LETTER_PREFIX, settings.storage.deadLetterExpirationDays),
+        ...versionRules(strict),
       ],
     });
 
@@ -117,6 +172,7 @@ export class FloeStorage extends Construct {
         ...logged('warehouse'),
         lifecycleRules: [
           { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+          ...versionRules(strict),
         ],
       });
       this.database = new glue.CfnDatabase(this, 'Database', {
@@ -131,7 +187,10 @@ export class FloeStorage extends Construct {
     } else {
       this.tableBucket = new s3tables.CfnTableBucket(this, 'TableBucket', {
         tableBucketName: settings.storage.tableBucketName!,
-        encryptionConfiguration: { sseAlgorithm: 'AES256' },
+        encryptionConfiguration:
+          this.dataKey === undefined
+            ? { sseAlgorithm: 'AES256' }
+            : { sseAlgorithm: 'aws:kms', kmsKeyArn: this.dataKey.keyArn },
         // The ingest writes data files into a table's storage before the committer references
         // them, so "unreferenced" files must survive at least as long as staged work may wait
         // (and at least maintenanceOrphansOlderThan); noncurrent ones are kept S3 Tables' 10 days.
@@ -145,6 +204,25 @@ export class FloeStorage extends Construct {
             : { status: 'Disabled' },
       });
       this.tableBucket.applyRemovalPolicy(dataRemoval);
+      if (this.dataKey !== undefined) {
+        // S3 Tables' maintenance (compaction, snapshot and unreferenced-file removal) reads and
+        // writes the encrypted files. The bucket's ARN is spelled out: referencing the bucket
+        // from the key it references would be a cycle.
+        const bucketArn = stack.formatArn({
+          service: 's3tables',
+          resource: 'bucket',
+          resourceName: settings.storage.tableBucketName!,
+        });
+        this.dataKey.addToResourcePolicy(
+          new iam.PolicyStatement({
+            sid: 'S3TablesMaintenance',
+            principals: [new iam.ServicePrincipal('maintenance.s3tables.amazonaws.com')],
+            actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+            resources: ['*'],
+            conditions: { StringLike: { 'kms:EncryptionContext:aws:s3:arn': `${bucketArn}/*` } },
+          }),
+        );
+      }
       this.tableNamespace = new s3tables.CfnNamespace(this, 'Namespace', {
         namespace: settings.namespace,
         tableBucketArn: this.tableBucket.attrTableBucketArn,
@@ -160,6 +238,9 @@ export class FloeStorage extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: TTL_ATTRIBUTE,
       removalPolicy: dataRemoval,
+      ...(this.dataKey === undefined
+        ? {}
+        : { encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED, encryptionKey: this.dataKey }),
     });
     this.ledger.addGlobalSecondaryIndex({
       indexName: STAGED_INDEX,
@@ -179,7 +260,9 @@ export class FloeStorage extends Construct {
 
     // ---- where the event source mapping sends batches it gave up on
     this.failedBatches = new sqs.Queue(this, 'FailedBatches', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      ...(this.dataKey === undefined
+        ? { encryption: sqs.QueueEncryption.SQS_MANAGED }
+        : { encryption: sqs.QueueEncryption.KMS, encryptionMasterKey: this.dataKey }),
       enforceSSL: true,
       retentionPeriod: Duration.days(settings.storage.failedBatchRetentionDays),
     });
@@ -204,17 +287,73 @@ export class FloeStorage extends Construct {
   }
 }
 
-/** Public access blocked, TLS 1.2+ only, SSE-S3, ACLs disabled. */
-export function secureBucket(removalPolicy: RemovalPolicy, retain: boolean): s3.BucketProps {
+/**
+ * Public access blocked, TLS 1.2+ only, SSE-S3 (or SSE-KMS with `key`, S3 Bucket Keys on), ACLs
+ * disabled; `versioned` (compliance=strict) keeps noncurrent versions `NONCURRENT_DAYS`. A caller
+ * giving `lifecycleRules` of its own adds the versioned rule itself (`versionRules`).
+ */
+export function secureBucket(
+  removalPolicy: RemovalPolicy,
+  retain: boolean,
+  opts: { readonly versioned?: boolean; readonly key?: kms.IKey } = {},
+): s3.BucketProps {
   return {
     blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
     enforceSSL: true,
     minimumTLSVersion: 1.2,
-    encryption: s3.BucketEncryption.S3_MANAGED,
+    ...(opts.key === undefined
+      ? { encryption: s3.BucketEncryption.S3_MANAGED }
+      : { encryption: s3.BucketEncryption.KMS, encryptionKey: opts.key, bucketKeyEnabled: true }),
     objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-    versioned: false,
+    versioned: opts.versioned === true,
     removalPolicy,
     // With removalPolicy=destroy a bucket must be emptied before CloudFormation can delete it.
     autoDeleteObjects: !retain,
   };
+}
+
+/** The lifecycle rule of a versioned bucket: noncurrent versions and lone delete markers expire. */
+export function versionRules(versioned: boolean): s3.LifecycleRule[] {
+  return versioned
+    ? [
+        {
+          id: 'expire-noncurrent-versions',
+          noncurrentVersionExpiration: Duration.days(NONCURRENT_DAYS),
+          expiredObjectDeleteMarker: true,
+        },
+      ]
+    : [];
+}
+
+/**
+ * compliance=strict: what reading and writing data under the stack's key takes (S3 SSE-KMS,
+ * DynamoDB, SQS, Kinesis), named action by action on that key alone.
+ */
+export function grantDataKey(key: kms.IKey, role: iam.IRole): void {
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      sid: 'DataKey',
+      actions: ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey'],
+      resources: [key.keyArn],
+    }),
+  );
+}
+
+/**
+ * Only AWS services (DynamoDB, S3, SQS acting for the stack) may create grants on `key`: AWS
+ * Control Tower's CT.KMS.PR.3.
+ */
+function limitGrantsToAwsServices(key: kms.Key): void {
+  key.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid: 'GrantsOnlyForAwsServices',
+      effect: iam.Effect.DENY,
+      principals: [new iam.AnyPrincipal()],
+      actions: ['kms:CreateGrant'],
+      resources: ['*'],
+      conditions: {
+        BoolIfExists: { 'kms:GrantIsForAWSResource': 'false', 'aws:PrincipalIsAWSService': 'false' },
+      },
+    }),
+  );
 }

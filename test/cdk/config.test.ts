@@ -274,6 +274,23 @@ describe('invalid context: one error naming every key and value', () => {
       { streamEncryption: 'none' },
       `context 'streamEncryption': expected one of aws-managed, customer-managed`,
     ],
+    [{ compliance: 'pci' }, `context 'compliance': expected one of default, strict, got "pci"`],
+    [
+      { vpcSubnets: 'subnet-0123456789abcdef0' },
+      `context 'vpcId': give both -c vpcId and -c vpcSubnets to place the functions in a VPC`,
+    ],
+    [
+      { vpcId: 'vpc-0123456789abcdef0', vpcSubnets: 'sn-1' },
+      `context 'vpcSubnets': expected subnet ids (subnet-…), comma-separated, got "sn-1"`,
+    ],
+    [
+      { vpcRouteTables: 'rtb-0123456789abcdef0' },
+      `context 'vpcRouteTables': only applies with -c vpcSubnets`,
+    ],
+    [
+      { compliance: 'strict', streamEncryption: 'aws-managed' },
+      `context 'streamEncryption': compliance=strict encrypts the stream with the stack’s key`,
+    ],
     [
       { committerReservedConcurrency: '2' },
       `context 'committerReservedConcurrency': expected an integer from 0 to 1`,

@@ -79,6 +79,44 @@ describe('Control Tower proactive controls (cfn-guard)', () => {
     });
   }
 
+  // compliance=strict: the rules about keys, versioning and retention pass; what still fails has
+  // its reason in the README.
+  const STRICT_ACCEPTED = new Set([
+    'ct-lambda-pr-3', // Lambdas outside a VPC unless -c vpcSubnets
+    'ct-s3-pr-10', // the access-log bucket: server access logs are delivered only to SSE-S3 buckets
+    'ct-s3-pr-2', // the access-log bucket logs nothing of its own
+    'ct-s3-pr-4', // no event notifications
+    'ct-s3-pr-9', // no object lock: compaction and expiry delete files
+    'ct-sqs-pr-1', // the failed-batch queue is itself the dead-letter queue
+  ]);
+  const STRICT_PASSES = [
+    'ct-athena-pr-2',
+    'ct-cloudwatch-pr-2',
+    'ct-cloudwatch-pr-3',
+    'ct-dynamodb-pr-2',
+    'ct-kms-pr-3',
+    'ct-s3-pr-11',
+  ];
+  for (const catalogType of ['glue', 's3tables']) {
+    it(`compliance=strict (${catalogType}): the key, versioning and retention rules pass; the rest is explained`, () => {
+      const failing = failingRules({ compliance: 'strict', catalogType });
+      expect(failing.filter((r) => !STRICT_ACCEPTED.has(r))).toEqual([]);
+      for (const rule of STRICT_PASSES) expect(failing).not.toContain(rule);
+      expect(failing.length).toBeGreaterThan(0);
+    });
+  }
+
+  it('compliance=strict with -c vpcSubnets: the Lambda-in-a-VPC rule passes too', () => {
+    const failing = failingRules({
+      compliance: 'strict',
+      vpcId: 'vpc-0123456789abcdef0',
+      vpcSubnets: 'subnet-0123456789abcdef0,subnet-0123456789abcdef1',
+      vpcRouteTables: 'rtb-0123456789abcdef0',
+    });
+    expect(failing).not.toContain('ct-lambda-pr-3');
+    expect(failing.filter((r) => !STRICT_ACCEPTED.has(r))).toEqual([]);
+  });
+
   it('a year of log retention passes the retention rule', () => {
     expect(failingRules({ logRetentionDays: 365 })).not.toContain('ct-cloudwatch-pr-2');
     expect(failingRules({})).toContain('ct-cloudwatch-pr-2');

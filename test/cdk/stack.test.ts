@@ -593,6 +593,131 @@ describe('options', () => {
     expect(nagFindings(s.stack)).toEqual([]);
   });
 
+  it('compliance=strict: the stack’s own key for everything it stores, versioned buckets, a year of logs', () => {
+    for (const catalogType of ['glue', 's3tables'] as const) {
+      const s = synth({ compliance: 'strict', catalogType });
+      const keys = Object.entries(resources(s.template, 'AWS::KMS::Key'));
+      expect(keys).toHaveLength(1);
+      const [keyId, key] = keys[0]!;
+      expect(key.EnableKeyRotation).toBe(true);
+      const keyArn = { 'Fn::GetAtt': [keyId, 'Arn'] };
+      s.template.hasResourceProperties('AWS::Kinesis::Stream', {
+        StreamEncryption: { EncryptionType: 'KMS', KeyId: keyArn },
+      });
+      const buckets = Object.entries(resources(s.template, 'AWS::S3::Bucket'));
+      expect(buckets.length).toBeGreaterThanOrEqual(catalogType === 'glue' ? 4 : 3);
+      for (const [id, b] of buckets) {
+        expect(b.VersioningConfiguration, id).toEqual({ Status: 'Enabled' });
+        expect(JSON.stringify(b.LifecycleConfiguration), id).toContain('"NoncurrentVersionExpiration"');
+        const sse = (b.BucketEncryption as { ServerSideEncryptionConfiguration: Record<string, unknown>[] })
+          .ServerSideEncryptionConfiguration[0];
+        // Server access logs are delivered only to SSE-S3 buckets.
+        if (id.startsWith('StorageAccessLogs'))
+          expect(sse).toEqual({ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } });
+        else
+          expect(sse, id).toEqual({
+            BucketKeyEnabled: true,
+            ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: keyArn },
+          });
+      }
+      expect(one(s.template, 'AWS::DynamoDB::Table').SSESpecification).toEqual({
+        SSEEnabled: true,
+        SSEType: 'KMS',
+        KMSMasterKeyId: keyArn,
+      });
+      expect(one(s.template, 'AWS::SQS::Queue').KmsMasterKeyId).toEqual(keyArn);
+      const logGroups = Object.values(resources(s.template, 'AWS::Logs::LogGroup'));
+      expect(logGroups.length).toBeGreaterThanOrEqual(3);
+      for (const lg of logGroups) {
+        expect(lg.KmsKeyId).toEqual(keyArn);
+        expect(lg.RetentionInDays).toBe(365);
+      }
+      expect(
+        (one(s.template, 'AWS::Athena::WorkGroup').WorkGroupConfiguration as Record<string, unknown>)
+          .ResultConfiguration,
+      ).toMatchObject({ EncryptionConfiguration: { EncryptionOption: 'SSE_KMS', KmsKey: keyArn } });
+      if (catalogType === 's3tables')
+        expect(one(s.template, 'AWS::S3Tables::TableBucket').EncryptionConfiguration).toEqual({
+          SSEAlgorithm: 'aws:kms',
+          KMSKeyArn: keyArn,
+        });
+      // The key policy: CloudWatch Logs may use it, S3 Tables' maintenance on S3 Tables, and only
+      // AWS services may create grants (CT.KMS.PR.3).
+      const policy = JSON.stringify(key.KeyPolicy);
+      expect(policy).toContain('kms:EncryptionContext:aws:logs:arn');
+      expect(policy).toContain('"kms:GrantIsForAWSResource":"false"');
+      expect(policy.includes('maintenance.s3tables.amazonaws.com')).toBe(catalogType === 's3tables');
+      // The functions may use the key, and no other.
+      for (const handler of ['Ingest', 'Committer'] as const) {
+        const kms = statements(s, handler).filter((st) => actionsOf(st).some((a) => a.startsWith('kms:')));
+        expect(allActions(kms)).toContain('kms:GenerateDataKey');
+        expect(allActions(kms)).toContain('kms:Decrypt');
+        for (const st of kms) expect(resourcesOf(st)).toEqual([keyArn]);
+      }
+      const analyst = one(s.template, 'AWS::IAM::ManagedPolicy', (_p, id) =>
+        id.startsWith('AthenaAnalystPolicy'),
+      );
+      expect(JSON.stringify(analyst)).toContain('kms:Decrypt');
+      expect(nagFindings(s.stack)).toEqual([]);
+    }
+  });
+
+  it('-c vpcId -c vpcSubnets: the functions in the subnets, HTTPS out only, gateway endpoints on the route tables', () => {
+    const vpc = {
+      vpcId: 'vpc-0123456789abcdef0',
+      vpcSubnets: 'subnet-0123456789abcdef0,subnet-0123456789abcdef1',
+    };
+    const s = synth({ ...vpc, vpcRouteTables: 'rtb-0123456789abcdef0,rtb-0123456789abcdef1' });
+    const [sgId, sg] = Object.entries(resources(s.template, 'AWS::EC2::SecurityGroup'))[0]!;
+    expect(sg).toMatchObject({
+      VpcId: vpc.vpcId,
+      SecurityGroupEgress: [{ IpProtocol: 'tcp', FromPort: 443, ToPort: 443, CidrIp: '0.0.0.0/0' }],
+    });
+    expect(sg.SecurityGroupIngress).toBeUndefined();
+    const handlers = Object.entries(resources(s.template, 'AWS::Lambda::Function')).filter(
+      ([id]) => !isCatalogProvider(id),
+    );
+    expect(handlers.map(([id]) => id.replace(/Handler.*$/, '')).sort()).toEqual([
+      'Committer',
+      'Ingest',
+      'Maintenance',
+    ]);
+    for (const [id, fn] of handlers) {
+      expect(fn.VpcConfig, id).toEqual({
+        SubnetIds: vpc.vpcSubnets.split(','),
+        SecurityGroupIds: [{ 'Fn::GetAtt': [sgId, 'GroupId'] }],
+      });
+    }
+    const endpoints = Object.values(resources(s.template, 'AWS::EC2::VPCEndpoint'));
+    expect(endpoints.map((e) => JSON.stringify(e.ServiceName)).sort()).toEqual([
+      expect.stringContaining('.dynamodb'),
+      expect.stringContaining('.s3'),
+    ]);
+    for (const e of endpoints)
+      expect(e).toMatchObject({
+        VpcEndpointType: 'Gateway',
+        VpcId: vpc.vpcId,
+        RouteTableIds: ['rtb-0123456789abcdef0', 'rtb-0123456789abcdef1'],
+      });
+    for (const handler of ['Ingest', 'Committer'] as const)
+      expect(allActions(statements(s, handler))).toContain('ec2:CreateNetworkInterface');
+    expect(nagFindings(s.stack)).toEqual([]);
+    // Without route tables: no endpoints, and a warning that the subnets need routes of their own.
+    const bare = synth(vpc);
+    bare.template.resourceCountIs('AWS::EC2::VPCEndpoint', 0);
+    const warnings = bare.app
+      .synth()
+      .getStackByName('Floe')
+      .messages.filter((m) => m.level === 'warning');
+    expect(warnings.some((w) => String(w.entry.data).includes('gateway endpoint'))).toBe(true);
+    // And without -c vpcSubnets, no VPC at all.
+    expect(
+      Object.values(resources(synth({}).template, 'AWS::Lambda::Function')).every(
+        (f) => f.VpcConfig === undefined,
+      ),
+    ).toBe(true);
+  });
+
   it('routing and partition options reach FLOE_CONFIG', () => {
     const s = synth({
       appType: 'dynamic-avro',
