@@ -86,6 +86,8 @@ export function fileUri(path: string): string {
 
 export class LocalObjectStore implements ObjectStore {
   private readonly roots: LocalRoot[];
+  /** Folders this store created or found (a write into one needs no mkdir, nor a failed open first). */
+  private readonly folders = new Set<string>();
 
   constructor(roots: readonly LocalRoot[] = []) {
     this.roots = roots.map((r) => ({ prefix: r.prefix.replace(/\/$/, ''), dir: r.dir }));
@@ -109,6 +111,10 @@ export class LocalObjectStore implements ObjectStore {
    */
   pathOf(uri: string): string {
     return this.resolve(uri, false);
+  }
+
+  private write(path: string, bytes: Uint8Array | string): Promise<void> {
+    return writeCreatingDirs(path, bytes, this.folders);
   }
 
   storedAsDecoded(uri: string): boolean {
@@ -175,7 +181,7 @@ export class LocalObjectStore implements ObjectStore {
   async put(uri: string, bytes: Uint8Array | string): Promise<void> {
     const path = this.resolve(uri, true);
     const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-    await writeCreatingDirs(tmp, bytes);
+    await this.write(tmp, bytes);
     await fs.rename(tmp, path); // atomic on POSIX: readers see old or new, never half
   }
 
@@ -183,7 +189,7 @@ export class LocalObjectStore implements ObjectStore {
     if (this.resolve(uri, true) !== this.pathOf(uri)) return false; // present in the earlier spelling
     const path = this.resolve(uri, true);
     const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-    await writeCreatingDirs(tmp, bytes);
+    await this.write(tmp, bytes);
     try {
       await fs.link(tmp, path); // link(2) fails with EEXIST: an atomic create-if-absent
       return true;
@@ -274,13 +280,25 @@ function notFoundOr(e: unknown, uri: string): unknown {
   return e;
 }
 
-/** Writes `path`, creating its folder only when it is missing (the common case needs no mkdir). */
-async function writeCreatingDirs(path: string, bytes: Uint8Array | string): Promise<void> {
+/**
+ * Writes `path`. Its folder is made once per store (a table's many files share few folders); one
+ * removed behind the store's back since is made again.
+ */
+async function writeCreatingDirs(
+  path: string,
+  bytes: Uint8Array | string,
+  folders: Set<string>,
+): Promise<void> {
+  const folder = dirname(path);
+  if (!folders.has(folder)) {
+    await fs.mkdir(folder, { recursive: true });
+    folders.add(folder);
+  }
   try {
     await fs.writeFile(path, bytes);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    await fs.mkdir(dirname(path), { recursive: true });
+    await fs.mkdir(folder, { recursive: true });
     await fs.writeFile(path, bytes);
   }
 }
