@@ -174,6 +174,7 @@ describe('floe maintain, the command line', () => {
       '--expire-older-than',
       '--orphans-older-than',
       '--target-file-size',
+      '--rewrite-locations',
       '--dry-run',
       '--json',
     ])

@@ -237,7 +237,7 @@ the other tables are; run the load again); ${ExitCode.Error} an error (bad input
     )
     .option(
       '--rewrite-locations',
-      'compaction also rewrites the data files a warehouse written before file names were literal holds under percent-decoded names (implies --compact)',
+      'move the tables of a warehouse written before local file names were literal: an escaped location is respelled, and compaction rewrites the files stored under percent-decoded names (implies --compact)',
     )
     .option('--dry-run', 'plan and report; change nothing')
     .option('--json', 'one JSON report per table (sizes and ids as exact integers)')
