@@ -40,6 +40,7 @@ const SUBCOMMANDS = [
   ['dead-letters', 'list'],
   ['dead-letters', 'show'],
   ['dead-letters', 'replay'],
+  ['branch', 'publish'],
 ] as const;
 
 interface Run {

@@ -10,8 +10,10 @@
  * messages only. About 60 bytes per file; the list is never carried forward: each commit records
  * its own files and the check walks the table's lineage (current snapshot, then parents).
  */
+
+import { MAIN_BRANCH } from '../iceberg/snapshot.ts';
 import type { TableMetadata } from '../iceberg/table-metadata.ts';
-import { currentSnapshot, snapshotAncestors } from '../iceberg/table-metadata.ts';
+import { branchHead, snapshotAncestors } from '../iceberg/table-metadata.ts';
 import type { Catalog, TableIdentifier } from '../ports/catalog.ts';
 
 export const LOADED_FILES_KEY = 'floe.loaded-files';
@@ -62,8 +64,8 @@ export function parseLoadedFiles(value: string | undefined): LoadedFile[] {
  * Every file the table's lineage records, newest first. Snapshots other engines wrote carry no
  * record and are walked through; the walk stops where expired snapshots broke the chain.
  */
-export function pastLoads(metadata: TableMetadata): PastLoad[] {
-  const current = currentSnapshot(metadata);
+export function pastLoads(metadata: TableMetadata, branch: string = MAIN_BRANCH): PastLoad[] {
+  const current = branchHead(metadata, branch);
   if (!current) return [];
   const out: PastLoad[] = [];
   for (const s of snapshotAncestors(metadata, current['snapshot-id'])) {
@@ -140,6 +142,8 @@ export interface FileLoadHistoryOptions {
    */
   readonly sizeOf?: (source: string) => Promise<number>;
   readonly fingerprint?: (source: string) => Promise<LoadedFile>;
+  /** The branch the load commits to: its lineage says what the tables hold (default main). */
+  readonly branch?: string;
 }
 
 /** The load history of a catalog's tables, for inputs identified by their fingerprints. */
@@ -267,7 +271,7 @@ export class FileLoadHistory implements LoadHistory {
 
   private async tableLoads(id: TableIdentifier): Promise<PastLoad[]> {
     if (!(await this.catalog.tableExists(id))) return [];
-    return pastLoads((await this.catalog.loadTable(id)).metadata);
+    return pastLoads((await this.catalog.loadTable(id)).metadata, this.options.branch);
   }
 
   private async readEverywhere(): Promise<Map<string, PastLoad>> {

@@ -42,6 +42,8 @@ export interface LoadCommandOptions {
   readonly quiet?: boolean;
   /** Load every file again, even into tables that already hold it. */
   readonly force?: boolean;
+  /** Commit to this branch of every table instead of main (write-audit-publish). */
+  readonly branch?: string;
   /** Threads that scan and encode (default: every core). */
   readonly threads?: number;
   /** MiB of unwritten records held before the largest tables are written as parts. */
@@ -69,8 +71,10 @@ export async function loadCommand(
 
   const fingerprints = new Map<string, LoadedFile>();
   const events: HistoryEvent[] = [];
+  const branch = opts.branch === undefined ? undefined : branchName(opts.branch);
   const history = new FileLoadHistory(wh.catalog, fingerprints, {
     force,
+    ...(branch === undefined ? {} : { branch }),
     onEvent: (e) => events.push(e),
     sizeOf: async (source) => (await fs.stat(source)).size,
     fingerprint: async (source) => ({
@@ -147,7 +151,7 @@ export async function loadCommand(
       readRange: (start, end) => ranges.read(name, start, end),
     });
   }
-  log(`loading ${sources.length} file(s) into ${wh.dir}`);
+  log(`loading ${sources.length} file(s) into ${wh.dir}${branch === undefined ? '' : `, branch ${branch}`}`);
   const report = await loadSources(
     {
       catalog: wh.catalog,
@@ -159,6 +163,7 @@ export async function loadCommand(
       onDeadLetter,
       history,
       summary: { 'floe.load-id': loadId, 'engine-name': 'floe' },
+      ...(branch === undefined ? {} : { branch }),
       ...(opts.threads === undefined ? {} : { threads: opts.threads }),
       ...(opts.memory === undefined ? {} : { memoryBudgetBytes: opts.memory * 1024 * 1024 }),
     },
@@ -270,4 +275,15 @@ async function historyNote(
   if (!appended)
     return `note: ${shown(e.source)} differs from the ${e.past.name} loaded into ${name(e.table)} in ${when(e.past)}: loaded as a new file`;
   return `note: ${shown(e.source)} was appended to since its first ${e.past.size} bytes were loaded (${when(e.past)} of ${name(e.table)}): as a different file it was loaded in full, so the records of those bytes are now loaded twice (to add only new lines, load them as a file of their own: tail -c +${e.past.size + 1} ${shellQuote(shown(e.source))})`;
+}
+
+/** A branch name as `--branch` takes it: letters, digits, `_`, `-`, `.`, `/`. */
+export function branchName(text: string): string {
+  if (!/^[A-Za-z0-9_][A-Za-z0-9_./-]{0,127}$/.test(text))
+    throw new FloeError(
+      ErrorKind.ConfigInvalid,
+      `--branch wants a branch name of letters, digits, '_', '-', '.', '/' (at most 128), got '${text}'`,
+      { context: { branch: text } },
+    );
+  return text;
 }

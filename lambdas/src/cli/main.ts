@@ -68,6 +68,10 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('-q, --quiet', 'no progress output')
     .option('--force', 'load every file again, even into tables that already hold it')
     .option(
+      '--branch <name>',
+      "commit to this branch of every table instead of main (write-audit-publish): readers of main do not see it until 'floe branch publish'",
+    )
+    .option(
       '--threads <n>',
       'threads that scan and encode (default: every core; 1: one thread). Inputs under 128 MiB use one',
       positiveInt('--threads'),
@@ -284,6 +288,30 @@ Exit codes: ${ExitCode.Ok} done; ${ExitCode.Error} error; ${ExitCode.TableFailed
     .action(async (table: string, opts) => {
       const { table: t, io } = await loadTableArg(table, opts.warehouse);
       out(await describeTable(t, io));
+    });
+
+  const branch = program
+    .command('branch')
+    .description('branches of a table: publish one onto main (write-audit-publish)');
+  branch
+    .command('publish')
+    .description(
+      "fast-forward a table's main to a branch (floe load --branch wrote it), or say why it cannot",
+    )
+    .argument('<table>', 'table name or namespace.table')
+    .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
+    .option('--from <branch>', 'the branch to publish', 'audit')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  floe load events.ndjson --branch audit          write; main does not move
+  floe query --snapshot orders=audit "SELECT count(*) FROM orders WHERE amount < 0"
+  floe branch publish orders --from audit         main := audit (a fast-forward only)`,
+    )
+    .action(async (table: string, opts) => {
+      const { publishCommand } = await import('./branch-command.ts');
+      await publishCommand(table, opts, out);
     });
 
   program

@@ -9,10 +9,10 @@ import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import { type DataFile, ManifestContent, type ManifestFile } from '../iceberg/manifest/types.ts';
 import type { TableUpdate } from '../iceberg/metadata/index.ts';
 import { applyUpdates } from '../iceberg/metadata/index.ts';
-import type { Snapshot } from '../iceberg/snapshot.ts';
+import { MAIN_BRANCH, type Snapshot } from '../iceberg/snapshot.ts';
 import { summarize } from '../iceberg/snapshot-summary.ts';
 import type { TableMetadata } from '../iceberg/table-metadata.ts';
-import { currentSnapshot } from '../iceberg/table-metadata.ts';
+import { branchHead } from '../iceberg/table-metadata.ts';
 import type { Catalog, LoadedTable, TableIdentifier } from '../ports/catalog.ts';
 import { tableIdToString } from '../ports/catalog.ts';
 import type { Clock, Ids } from '../ports/clock.ts';
@@ -32,6 +32,11 @@ export interface CommitDeps {
   readonly ids: Ids;
   /** Waits between attempts; injectable so tests run instantly. */
   readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * The branch commits go to (default `main`). A branch that does not exist yet starts at main's
+   * current snapshot; main does not move (`floe branch publish` moves it).
+   */
+  readonly branch?: string;
 }
 
 /** What the caller staged against one loaded base. */
@@ -142,13 +147,14 @@ export async function commitAppend(deps: CommitDeps, req: AppendRequest): Promis
               req,
               prepared.summary,
               attemptFiles,
+              branchHead(evolved, deps.branch ?? MAIN_BRANCH),
             );
       const updates: TableUpdate[] = [...prepared.updates];
       if (snapshot) {
         updates.push({ action: 'add-snapshot', snapshot });
         updates.push({
           action: 'set-snapshot-ref',
-          'ref-name': 'main',
+          'ref-name': deps.branch ?? MAIN_BRANCH,
           type: 'branch',
           'snapshot-id': snapshot['snapshot-id'],
         });
@@ -225,6 +231,7 @@ export async function createWithAppend(
     req,
     prepared.summary,
     written,
+    undefined,
   );
   const next = applyUpdates(
     evolved,
@@ -232,7 +239,7 @@ export async function createWithAppend(
       { action: 'add-snapshot', snapshot },
       {
         action: 'set-snapshot-ref',
-        'ref-name': 'main',
+        'ref-name': deps.branch ?? MAIN_BRANCH,
         type: 'branch',
         'snapshot-id': snapshot['snapshot-id'],
       },
@@ -262,8 +269,9 @@ async function buildSnapshot(
   req: AppendRequest,
   summaryExtra: Readonly<Record<string, string>> | undefined,
   attemptFiles: string[],
+  /** The head of the branch the snapshot goes to. */
+  parent: Snapshot | undefined,
 ): Promise<Snapshot> {
-  const parent = currentSnapshot(meta);
   const sequenceNumber = meta['last-sequence-number'] + 1n;
   const existing = parent ? await readManifestList(io, meta, parent) : [];
   const merged = await mergeManifests(io, meta, existing, snapshotId, sequenceNumber);

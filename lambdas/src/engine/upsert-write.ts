@@ -14,10 +14,12 @@
  * table if it has none) — unless the table has only ever had one spec and the key determines the
  * partition (every partition source is a key column), where partitioned deletes are exact.
  */
+import { ErrorKind, FloeError } from '../errors.ts';
 import { type DataFile, DataFileContent } from '../iceberg/manifest/types.ts';
 import type { TableUpdate } from '../iceberg/metadata/index.ts';
 import type { PartitionSpec } from '../iceberg/partition-spec.ts';
 import { fieldsAlong, pruneToIds, type Schema } from '../iceberg/schema.ts';
+import { MAIN_BRANCH } from '../iceberg/snapshot.ts';
 import { currentSnapshot, type TableMetadata } from '../iceberg/table-metadata.ts';
 import { type IcebergType, isPrimitive } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
@@ -62,7 +64,7 @@ interface KeyColumn {
  * the versions written are recorded before the caller commits.
  */
 export async function writeChanges(
-  deps: Pick<LoadDeps, 'store' | 'ids' | 'maxRowsPerFile' | 'encoder' | 'changeVersions'>,
+  deps: Pick<LoadDeps, 'store' | 'ids' | 'maxRowsPerFile' | 'encoder' | 'changeVersions' | 'branch'>,
   m: TableMetadata,
   schema: Schema,
   spec: PartitionSpec,
@@ -73,6 +75,7 @@ export async function writeChanges(
   table: string,
   versions?: readonly (bigint | undefined)[],
 ): Promise<ChangeWrite> {
+  refuseBranch(deps.branch, table);
   const key = keyColumns(schema, keyPaths, table);
   const failed = new Map<number, string>();
   if (typeof key === 'string') {
@@ -150,7 +153,7 @@ export async function writeChanges(
  * then writes the changes (and isolates what cannot be written).
  */
 export async function writeChangesColumnar(
-  deps: Pick<LoadDeps, 'store' | 'ids' | 'maxRowsPerFile' | 'encoder'>,
+  deps: Pick<LoadDeps, 'store' | 'ids' | 'maxRowsPerFile' | 'encoder' | 'branch'>,
   m: TableMetadata,
   schema: Schema,
   spec: PartitionSpec,
@@ -159,6 +162,7 @@ export async function writeChangesColumnar(
   staged: string[],
   table: string,
 ): Promise<ChangeWrite> {
+  refuseBranch(deps.branch, table);
   const key = keyColumns(schema, keyPaths, table);
   if (typeof key === 'string') throw new UseGenericPath();
   const columns = batch.toColumnar(schema);
@@ -411,4 +415,17 @@ function deleteTarget(
 function asEqualityDeletes(f: DataFile, equalityIds: readonly number[]): DataFile {
   // Sort order ids belong to data files and equality deletes alike; Floe writes unsorted files.
   return { ...f, content: DataFileContent.EQUALITY_DELETES, equality_ids: [...equalityIds] };
+}
+
+/**
+ * An upsert table's changes are resolved against its current rows, which are main's: committing
+ * them to another branch would resolve them against the wrong rows, so it is refused.
+ */
+function refuseBranch(branch: string | undefined, table: string): void {
+  if (branch === undefined || branch === MAIN_BRANCH) return;
+  throw new FloeError(
+    ErrorKind.FeatureUnsupported,
+    `table '${table}' is an upsert table: its changes cannot be committed to branch '${branch}' (only appends can, for now); load it without --branch`,
+    { context: { table, branch } },
+  );
 }

@@ -123,6 +123,15 @@ export function currentSnapshot(m: TableMetadata): Snapshot | undefined {
 }
 
 /**
+ * The head of `branch`: its ref's snapshot, or — for a branch that does not exist yet, which a
+ * first commit creates from there — the main branch's current snapshot.
+ */
+export function branchHead(m: TableMetadata, branch: string): Snapshot | undefined {
+  const ref = branch === MAIN_BRANCH ? undefined : m.refs[branch];
+  return ref === undefined ? currentSnapshot(m) : snapshotById(m, ref['snapshot-id']);
+}
+
+/**
  * The snapshot `id` followed by its parents, newest first, stopping at the first parent that is
  * no longer in the table (expired) — spec "Snapshots": lineage is the parent-snapshot-id chain.
  */

@@ -1,0 +1,79 @@
+/**
+ * Publishing a branch (write-audit-publish): `main` fast-forwards to the branch's head when main's
+ * head is in the branch's history (or main has none), one `set-snapshot-ref` commit; otherwise
+ * main moved since the branch left it and publishing would drop main's newer snapshots, which is
+ * refused with the snapshots that are in the way.
+ */
+import type { CommitDeps } from '../engine/append.ts';
+import { ErrorKind, FloeError } from '../errors.ts';
+import { MAIN_BRANCH } from '../iceberg/snapshot.ts';
+import { snapshotAncestors, type TableMetadata } from '../iceberg/table-metadata.ts';
+import { type TableIdentifier, tableIdToString } from '../ports/catalog.ts';
+import { commitOptimistically } from './maintain/optimistic.ts';
+
+export interface PublishResult {
+  readonly table: string;
+  readonly branch: string;
+  /** main's head before (undefined: main had no snapshot). */
+  readonly from?: bigint;
+  readonly to: bigint;
+  /** `already`: main was at the branch's head. */
+  readonly status: 'published' | 'already';
+}
+
+export async function publishBranch(
+  deps: CommitDeps,
+  id: TableIdentifier,
+  branch: string,
+): Promise<PublishResult> {
+  const name = tableIdToString(id);
+  if (branch === MAIN_BRANCH)
+    throw new FloeError(ErrorKind.ConfigInvalid, `table ${name}: publish a branch other than main onto main`);
+  let outcome: PublishResult | undefined;
+  await commitOptimistically(deps, id, async (base) => {
+    const plan = fastForward(base.metadata, name, branch);
+    outcome = plan;
+    if (plan.status === 'already') return undefined;
+    return {
+      updates: [
+        { action: 'set-snapshot-ref', 'ref-name': MAIN_BRANCH, type: 'branch', 'snapshot-id': plan.to },
+      ],
+      written: [],
+      result: plan,
+    };
+  });
+  return outcome!;
+}
+
+/** What publishing `branch` of `m` would do; throws when main cannot fast-forward to it. */
+export function fastForward(m: TableMetadata, table: string, branch: string): PublishResult {
+  const ref = m.refs[branch];
+  if (ref === undefined) {
+    throw new FloeError(
+      ErrorKind.NotFound,
+      `table ${table} has no branch '${branch}' (its refs: ${Object.keys(m.refs).sort().join(', ') || 'none'})`,
+      { context: { table, branch } },
+    );
+  }
+  if (ref.type !== 'branch')
+    throw new FloeError(ErrorKind.ConfigInvalid, `table ${table}: '${branch}' is a tag, not a branch`, {
+      context: { table, branch },
+    });
+  const to = ref['snapshot-id'];
+  const from = m.refs[MAIN_BRANCH]?.['snapshot-id'] ?? m['current-snapshot-id'];
+  const base = { table, branch, to, ...(from === undefined ? {} : { from }) };
+  if (from === to) return { ...base, status: 'already' };
+  const history = snapshotAncestors(m, to).map((s) => s['snapshot-id']);
+  if (from !== undefined && !history.includes(from)) {
+    const mainOnly = snapshotAncestors(m, from)
+      .map((s) => s['snapshot-id'])
+      .filter((s) => !history.includes(s));
+    // Not a conflict to retry: only a merge could publish this, and Floe publishes by fast-forward.
+    throw new FloeError(
+      ErrorKind.FeatureUnsupported,
+      `table ${table}: main cannot fast-forward to branch '${branch}': main moved since the branch left it (main's snapshot(s) ${mainOnly.slice(0, 5).join(', ')}${mainOnly.length > 5 ? ' …' : ''} are not in the branch); load those rows into the branch too, or publish from a branch made after them`,
+      { context: { table, branch } },
+    );
+  }
+  return { ...base, status: 'published' };
+}

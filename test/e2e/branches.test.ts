@@ -1,0 +1,176 @@
+/**
+ * Write-audit-publish on a local warehouse (issue 21): `floe load --branch audit` commits to a
+ * branch that `main` does not see; `floe branch publish` fast-forwards main to it, and refuses
+ * (saying why) once main moved on its own. Read back independently of Floe's query engine: the
+ * snapshot each ref names, its manifests walked here, its Parquet files read by DuckDB; and the
+ * independent validator over every snapshot. Inputs drawn from the sample generator per seed.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { publishCommand } from '../../lambdas/src/cli/branch-command.ts';
+import { loadCommand } from '../../lambdas/src/cli/load-command.ts';
+import { openWarehouse } from '../../lambdas/src/cli/warehouse.ts';
+import type { TableMetadata } from '../../lambdas/src/iceberg/table-metadata.ts';
+import {
+  generate,
+  groupByTable,
+  type Json,
+  liveFiles,
+  openDuck,
+  sorted,
+  sqlString,
+  tempDir,
+} from '../helpers/e2e.ts';
+import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
+
+const NS = 'default';
+
+/** Event ids per table of `events`. */
+function idsOf(...batches: readonly (readonly Json[])[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [t, evs] of groupByTable(batches.flat())) out.set(t, sorted(evs.map((e) => String(e.event_id))));
+  return new Map([...out].sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+describe('floe load --branch and floe branch publish', () => {
+  it('a branch holds its loads apart from main until published; publishing only fast-forwards', async () => {
+    const seen = { published: 0, refused: 0 };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 1_000_000 }),
+        fc.integer({ min: 5, max: 60 }),
+        async (seed, n) => {
+          const tmp = tempDir('floe-branches-');
+          try {
+            const wh = join(tmp.dir, 'wh');
+            const batch = (k: number) => {
+              const g = generate(n, 'v1', seed * 10 + k);
+              const file = join(tmp.dir, `b${k}.ndjson`);
+              writeFileSync(file, `${g.lines.join('\n')}\n`);
+              return { file, events: g.events };
+            };
+            const [a, b, c, d] = [batch(1), batch(2), batch(3), batch(4)];
+            const quiet = () => undefined;
+            const load = async (file: string, branch?: string) =>
+              loadCommand([file], { warehouse: wh, quiet: true, ...(branch ? { branch } : {}) }, quiet);
+            const w = openWarehouse(wh);
+            const tables = async () => [...idsOf(a.events, b.events, c.events, d.events).keys()];
+            /** Event ids per table in the snapshot `ref` names, read by DuckDB from its live files. */
+            const read = async (ref: string): Promise<Map<string, string[]>> => {
+              const duck = await openDuck();
+              const out = new Map<string, string[]>();
+              try {
+                for (const name of await tables()) {
+                  if (!(await w.catalog.tableExists({ namespace: NS, name }))) continue;
+                  const m: TableMetadata = (await w.catalog.loadTable({ namespace: NS, name })).metadata;
+                  // A table the branch never reached reads as main (Floe's branches start from it).
+                  const id = (m.refs[ref] ?? m.refs.main)?.['snapshot-id'];
+                  if (id === undefined) continue;
+                  const snap = m.snapshots.find((s) => s['snapshot-id'] === id)!;
+                  const files = (await liveFiles(w.store, snap)).map((f) => w.store.pathOf(f.file.file_path));
+                  if (files.length === 0) continue;
+                  const rows = await duck.rows(
+                    `SELECT event_id FROM read_parquet([${files.map(sqlString).join(', ')}], union_by_name=true)`,
+                  );
+                  out.set(name, sorted(rows.map((r) => String(r.event_id))));
+                }
+              } finally {
+                duck.close();
+              }
+              return new Map([...out].sort(([x], [y]) => (x < y ? -1 : 1)));
+            };
+
+            // The model: per table, main's ids, the branch's (absent: it reads as main), and
+            // whether main moved since the branch left it.
+            // (Multisets: the sample generator repeats an event now and then, as producers do.)
+            const main = new Map<string, string[]>();
+            const audit = new Map<string, string[]>();
+            const moved = new Set<string>();
+            const model = (ref: 'main' | 'audit') =>
+              new Map(
+                [...new Set([...main.keys(), ...audit.keys()])]
+                  .sort()
+                  .map((t) => [
+                    t,
+                    sorted([...((ref === 'audit' ? audit.get(t) : undefined) ?? main.get(t) ?? [])]),
+                  ]),
+              );
+            const loaded = async (x: { file: string; events: readonly Json[] }, branch?: 'audit') => {
+              expect(await load(x.file, branch)).toBe(0);
+              for (const [t, ids] of idsOf(x.events)) {
+                if (branch === undefined) {
+                  main.set(t, [...(main.get(t) ?? []), ...ids]);
+                  if (audit.has(t)) moved.add(t);
+                } else audit.set(t, [...(audit.get(t) ?? main.get(t) ?? []), ...ids]);
+              }
+              expect(await read('main')).toEqual(model('main'));
+              expect(await read('audit')).toEqual(model('audit'));
+            };
+            const publish = async (t: string) => {
+              const said: string[] = [];
+              const run = publishCommand(t, { warehouse: wh, from: 'audit' }, (x) => said.push(x));
+              if (!audit.has(t)) {
+                await expect(run).rejects.toThrow(/has no branch 'audit'/);
+              } else if (moved.has(t)) {
+                await expect(run).rejects.toThrow(
+                  /main cannot fast-forward to branch 'audit': main moved since the branch left it/,
+                );
+                seen.refused++;
+              } else {
+                await run;
+                expect(said.join('\n')).toMatch(
+                  /main fast-forwarded to branch 'audit'|main is already at branch 'audit'/,
+                );
+                main.set(t, [...audit.get(t)!]);
+                seen.published++;
+              }
+              expect(await read('main')).toEqual(model('main'));
+            };
+
+            await loaded(a);
+            await loaded(b, 'audit');
+            // The branch's own history: loading the same file again into it adds nothing.
+            await loaded({ file: b.file, events: [] }, 'audit');
+            for (const t of await tables()) await publish(t);
+            // main moves on its own, the branch gets other rows: where main moved, publishing
+            // would drop main's rows, and is refused.
+            await loaded(c);
+            await loaded(d, 'audit');
+            for (const t of await tables()) await publish(t);
+            await expectWarehouseValid(w);
+          } finally {
+            tmp.cleanup();
+          }
+        },
+      ),
+      { numRuns: 4, seed: 2121 },
+    );
+    // Both outcomes of a publish were met.
+    expect(seen.published).toBeGreaterThan(0);
+    expect(seen.refused).toBeGreaterThan(0);
+  }, 180_000);
+
+  it('an upsert table is not loaded into a branch: a table-level refusal naming table and branch', async () => {
+    const tmp = tempDir('floe-branches-upsert-');
+    try {
+      const file = join(tmp.dir, 'c.ndjson');
+      writeFileSync(file, `${JSON.stringify({ event_type: 'customer', id: 1, name: 'a' })}\n`);
+      const cfg = join(tmp.dir, 'floe.config.json');
+      writeFileSync(cfg, JSON.stringify({ upsert: { customer_events: { key: ['id'] } } }));
+      const out: string[] = [];
+      const code = await loadCommand(
+        [file],
+        { warehouse: join(tmp.dir, 'wh'), config: cfg, branch: 'audit' },
+        (s) => out.push(s),
+      );
+      expect(code).not.toBe(0);
+      expect(out.join('\n')).toContain(
+        "table 'customer_events' is an upsert table: its changes cannot be committed to branch 'audit'",
+      );
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});
