@@ -167,6 +167,11 @@ export interface FloeConfig {
   readonly upsert?: Readonly<Record<string, UpsertSpec>>;
   /** What framings a stream's records may carry (records/framing/deframe.ts). Default: all, recognised. */
   readonly source: SourceConfig;
+  /**
+   * Write-audit-publish: per table (or `*`, every table), SQL predicates every row a branch adds
+   * must satisfy before `floe branch publish` moves main to it.
+   */
+  readonly audits?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** `source`: the framings producers put on records (KPL aggregates, compression, AWS envelopes). */
@@ -243,6 +248,7 @@ const TOP_KEYS = [
   'typeConflict',
   'upsert',
   'source',
+  'audits',
 ] as const;
 const SOURCE_KEYS = ['framings', 'maxDecompressedBytes'] as const;
 const FIELD_RULE_KEYS = ['keep', 'drop', 'only'] as const;
@@ -388,7 +394,30 @@ export function parseConfig(json: unknown): FloeConfig {
     typeConflict: parseTypeConflict(root.typeConflict),
     ...optional('upsert', parseUpsert(root.upsert)),
     source: parseSource(root.source),
+    ...optional('audits', parseAudits(root.audits)),
   };
+}
+
+function parseAudits(v: unknown): Record<string, string[]> | undefined {
+  if (v === undefined) return undefined;
+  const out: Record<string, string[]> = {};
+  for (const [table, x] of Object.entries(objectAt('audits', v))) {
+    const key = `audits.${table}`;
+    if (table !== '*') tableNameAt(key, table);
+    const list = stringListAt(key, x);
+    list.forEach((p, i) => {
+      if (p.trim() === '') invalid(`${key}[${i}]`, 'expected an SQL predicate', p);
+    });
+    out[table] = list;
+  }
+  return out;
+}
+
+/** The audits of `table` (bare name): every table's (`*`), then its own. */
+export function auditsFor(config: FloeConfig, table: string): readonly string[] {
+  const a = config.audits;
+  if (a === undefined) return [];
+  return [...(ownEntry(a, '*') ?? []), ...(ownEntry(a, bareTableName(table)) ?? [])];
 }
 
 function parseSource(v: unknown): SourceConfig {

@@ -173,4 +173,69 @@ describe('floe load --branch and floe branch publish', () => {
       tmp.cleanup();
     }
   });
+
+  it("audits: publish goes on only when every row the branch adds satisfies the table's predicates", async () => {
+    const rowsArb = fc.array(fc.integer({ min: -3, max: 3 }), { minLength: 1, maxLength: 12 });
+    const seen = { published: 0, refused: 0 };
+    // Half the branches hold only amounts >= 0 (else nearly every one would fail its audit).
+    const branchArb = fc.oneof(
+      rowsArb,
+      fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 12 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(rowsArb, branchArb, async (mainAmounts, branchAmounts) => {
+        const tmp = tempDir('floe-branches-audit-');
+        try {
+          const wh = join(tmp.dir, 'wh');
+          const file = (name: string, amounts: number[], from: number) => {
+            const path = join(tmp.dir, name);
+            const lines = amounts.map((amount, i) =>
+              JSON.stringify({ event_type: 'order', id: from + i, amount }),
+            );
+            writeFileSync(path, `${lines.join('\n')}\n`);
+            return path;
+          };
+          const cfg = join(tmp.dir, 'floe.config.json');
+          writeFileSync(
+            cfg,
+            JSON.stringify({ audits: { order_events: ['amount >= 0'], '*': ['id IS NOT NULL'] } }),
+          );
+          const quiet = () => undefined;
+          expect(
+            await loadCommand([file('a.ndjson', mainAmounts, 0)], { warehouse: wh, quiet: true }, quiet),
+          ).toBe(0);
+          expect(
+            await loadCommand(
+              [file('b.ndjson', branchAmounts, 1000)],
+              { warehouse: wh, quiet: true, branch: 'audit' },
+              quiet,
+            ),
+          ).toBe(0);
+          const w = openWarehouse(wh);
+          const mainRows = async () => {
+            const m = (await w.catalog.loadTable({ namespace: NS, name: 'order_events' })).metadata;
+            const snap = m.snapshots.find((x) => x['snapshot-id'] === m.refs.main!['snapshot-id'])!;
+            return (await liveFiles(w.store, snap)).reduce((n, f) => n + Number(f.file.record_count), 0);
+          };
+          const bad = branchAmounts.filter((a) => a < 0).length;
+          const run = publishCommand('order_events', { warehouse: wh, config: cfg }, quiet);
+          if (bad > 0) {
+            // Main's own negative amounts are not the branch's to answer for: only the new rows count.
+            await expect(run).rejects.toThrow(`'amount >= 0' fails for ${bad} new row(s)`);
+            expect(await mainRows()).toBe(mainAmounts.length);
+            seen.refused++;
+          } else {
+            await run;
+            expect(await mainRows()).toBe(mainAmounts.length + branchAmounts.length);
+            seen.published++;
+          }
+        } finally {
+          tmp.cleanup();
+        }
+      }),
+      { numRuns: 8, seed: 2122 },
+    );
+    expect(seen.published).toBeGreaterThan(0);
+    expect(seen.refused).toBeGreaterThan(0);
+  }, 180_000);
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   anchoredRegExp,
+  auditsFor,
   composeFieldRules,
   DEFAULT_TABLE_PROPERTIES,
   fieldRulesFor,
@@ -129,6 +130,9 @@ describe('parseConfig errors name the key and the value', () => {
     [{ formatVersion: 4 }, "config key 'formatVersion': expected 2 or 3, got 4"],
     [{ format: 'avro' }, "config key 'format': expected 'json' or 'avro-gsr', got \"avro\""],
     [{ typeConflict: 'cast' }, "config key 'typeConflict': expected 'dead-letter' or 'coerce'"],
+    [{ audits: { orders: 'amount > 0' } }, "config key 'audits.orders': expected an array of strings"],
+    [{ audits: { 'Bad Name': ['x > 0'] } }, "config key 'audits.Bad Name': expected a table name"],
+    [{ audits: { orders: ['  '] } }, "config key 'audits.orders[0]': expected an SQL predicate"],
     [{ typeConflict: { tables: { orders: 'x' } } }, "config key 'typeConflict.tables.orders'"],
     [{ targetFileSizeBytes: -1 }, "config key 'targetFileSizeBytes': expected a positive integer, got -1"],
     [{ routing: { suffix: '_Events' } }, "config key 'routing.suffix'"],
@@ -562,5 +566,15 @@ describe('upsert', () => {
       fast.take('{"type":"CUSTOMER","id":1}', { seq: 2, source: 0, line: 2, position: 0 }),
     ).toBeUndefined();
     expect([...fast.tables.keys()]).toEqual(['order_events']);
+  });
+});
+
+describe('audits', () => {
+  it("a table's audits: every table's ('*') first, then its own", () => {
+    const c = parseConfig({ audits: { '*': ['id IS NOT NULL'], orders: ['amount >= 0'] } });
+    expect(auditsFor(c, 'orders')).toEqual(['id IS NOT NULL', 'amount >= 0']);
+    expect(auditsFor(c, 'default.orders')).toEqual(['id IS NOT NULL', 'amount >= 0']);
+    expect(auditsFor(c, 'users')).toEqual(['id IS NOT NULL']);
+    expect(auditsFor(parseConfig({}), 'orders')).toEqual([]);
   });
 });

@@ -25,13 +25,36 @@ export async function publishBranch(
   deps: CommitDeps,
   id: TableIdentifier,
   branch: string,
+  /**
+   * The audits (write-audit-publish): what the branch's new rows break, one message per failed
+   * check; publishing goes on only when there is none. They run on the snapshot the plan names.
+   */
+  audit?: (plan: PublishResult) => Promise<readonly string[]>,
 ): Promise<PublishResult> {
   const name = tableIdToString(id);
   if (branch === MAIN_BRANCH)
     throw new FloeError(ErrorKind.ConfigInvalid, `table ${name}: publish a branch other than main onto main`);
-  let outcome: PublishResult | undefined;
+  const planned = fastForward((await deps.catalog.loadTable(id)).metadata, name, branch);
+  if (planned.status === 'already') return planned;
+  const failed = audit ? await audit(planned) : [];
+  if (failed.length > 0) {
+    throw new FloeError(
+      ErrorKind.DataInvalid,
+      `table ${name}: branch '${branch}' not published, its audits failed:\n  ${failed.join('\n  ')}`,
+      { context: { table: name, branch } },
+    );
+  }
+  let outcome: PublishResult = planned;
   await commitOptimistically(deps, id, async (base) => {
     const plan = fastForward(base.metadata, name, branch);
+    if (plan.to !== planned.to) {
+      // What was audited is no longer what would be published.
+      throw new FloeError(
+        ErrorKind.ConfigInvalid,
+        `table ${name}: branch '${branch}' moved while it was audited (snapshot ${planned.to} → ${plan.to}); publish again`,
+        { context: { table: name, branch } },
+      );
+    }
     outcome = plan;
     if (plan.status === 'already') return undefined;
     return {
@@ -42,7 +65,7 @@ export async function publishBranch(
       result: plan,
     };
   });
-  return outcome!;
+  return outcome;
 }
 
 /** What publishing `branch` of `m` would do; throws when main cannot fast-forward to it. */

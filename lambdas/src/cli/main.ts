@@ -301,13 +301,18 @@ Exit codes: ${ExitCode.Ok} done; ${ExitCode.Error} error; ${ExitCode.TableFailed
     .argument('<table>', 'table name or namespace.table')
     .option('-w, --warehouse <dir>', WAREHOUSE_HELP)
     .option('--from <branch>', 'the branch to publish', 'audit')
+    .option(
+      '-c, --config <file>',
+      "floe.config.json: its 'audits' (SQL predicates per table) must hold for every row the branch adds",
+    )
     .addHelpText(
       'after',
       `
 Examples:
   floe load events.ndjson --branch audit          write; main does not move
   floe query --snapshot orders=audit "SELECT count(*) FROM orders WHERE amount < 0"
-  floe branch publish orders --from audit         main := audit (a fast-forward only)`,
+  floe branch publish orders --from audit         main := audit (a fast-forward only)
+  floe branch publish orders -c floe.config.json  … once {"audits": {"orders": ["amount >= 0"]}} holds for the new rows`,
     )
     .action(async (table: string, opts) => {
       const { publishCommand } = await import('./branch-command.ts');

@@ -70,6 +70,24 @@ export async function queryCommand(
   }
 }
 
+/**
+ * A read-only session over the warehouse that answers SQL as `floe query` does (time travel
+ * clauses, `namespace.table` names); for commands that check data before they act.
+ */
+export async function warehouseSession(
+  wh: Warehouse,
+): Promise<{ rows(sql: string): Promise<Record<string, unknown>[]>; close(): void }> {
+  const engine = engineFor(wh);
+  const tables = await warehouseTables(wh);
+  return {
+    rows: async (sql) => {
+      assertReadOnly(sql);
+      return (await engine.query(await prepareQuery(engine, tables, sql))).rows;
+    },
+    close: () => engine.close(),
+  };
+}
+
 function engineFor(wh: Warehouse): IcebergQueryEngine {
   return new IcebergQueryEngine({
     read: (uri) => wh.store.get(uri),
