@@ -1079,8 +1079,8 @@ export function declaredTypesOf(config: FloeConfig, table: string): DeclaredType
  * data declares required (schema/nullability.ts) and the timestamp detection setting.
  */
 export function inferOptionsFor(config: FloeConfig, table: string): InferOptions {
-  const required = declaredTypesOf(config, table)?.required;
-  const paths = required ? Object.keys(required).filter((p) => required[p] === true) : [];
+  const required = declaredTypes.get(config)?.get(bareTableName(table))?.required ?? {};
+  const paths = Object.keys(required).filter((p) => required[p] === true);
   return {
     hints: hintsFor(config, table),
     detectTimestamps: config.inference.detectTimestamps,

@@ -83,7 +83,7 @@ export function fastForward(m: TableMetadata, table: string, branch: string): Pu
       context: { table, branch },
     });
   const to = ref['snapshot-id'];
-  const from = m.refs[MAIN_BRANCH]?.['snapshot-id'] ?? m['current-snapshot-id'];
+  const from = m['current-snapshot-id']; // main's head (the metadata reader keeps the two equal)
   const base = { table, branch, to, ...(from === undefined ? {} : { from }) };
   if (from === to) return { ...base, status: 'already' };
   const history = snapshotAncestors(m, to).map((s) => s['snapshot-id']);

@@ -59,7 +59,7 @@ async function runAudits(
     plan.from === undefined
       ? `SELECT * FROM ${t} FOR VERSION AS OF ${plan.to}`
       : `SELECT * FROM ${t} FOR VERSION AS OF ${plan.to} EXCEPT ALL SELECT * FROM ${t} FOR VERSION AS OF ${plan.from}`;
-  const session = await warehouseSession(wh);
+  const session = await warehouseSession(wh, [id]);
   const failed: string[] = [];
   try {
     for (const predicate of audits) {

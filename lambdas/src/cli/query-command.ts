@@ -5,6 +5,7 @@
  */
 
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
+import { type TableIdentifier, tableIdToString } from '../ports/catalog.ts';
 import {
   IcebergQueryEngine,
   parseSnapshotArg,
@@ -76,9 +77,11 @@ export async function queryCommand(
  */
 export async function warehouseSession(
   wh: Warehouse,
+  /** The tables the SQL reads (default every one: each table's metadata is loaded). */
+  only?: readonly TableIdentifier[],
 ): Promise<{ rows(sql: string): Promise<Record<string, unknown>[]>; close(): void }> {
   const engine = engineFor(wh);
-  const tables = await warehouseTables(wh);
+  const tables = await warehouseTables(wh, new Set(), only);
   return {
     rows: async (sql) => {
       assertReadOnly(sql);
@@ -99,12 +102,15 @@ function engineFor(wh: Warehouse): IcebergQueryEngine {
 async function warehouseTables(
   wh: Warehouse,
   shadowed: ReadonlySet<string> = new Set(),
+  only?: readonly TableIdentifier[],
 ): Promise<QueryTable[]> {
   const ids = await listAllTables(wh);
   const counts = new Map<string, number>();
   for (const id of ids) counts.set(id.name, (counts.get(id.name) ?? 0) + 1);
+  const wanted = only && new Set(only.map(tableIdToString));
   const out: QueryTable[] = [];
   for (const id of ids) {
+    if (wanted && !wanted.has(tableIdToString(id))) continue;
     const t = await wh.catalog.loadTable(id);
     out.push({
       name: id.name,

@@ -19,6 +19,7 @@ import type { LoadedTable, TableIdentifier } from '../ports/catalog.ts';
 import { deleteQuietly } from '../ports/object-store.ts';
 import { type JsonValue, parseJsonRecord } from '../records/json-line.ts';
 import { type FitOptions, fitToExisting } from '../schema/fit.ts';
+import { settleAll } from './bounded.ts';
 import type { ColumnarTableBatch } from './columnar-batch.ts';
 import { type ColumnarPart, fitParts, inferParts, LocalPart, readBackParts } from './columnar-part.ts';
 import type { LoadDeps, PendingRecord, TableLoadResult } from './load-types.ts';
@@ -30,7 +31,6 @@ import {
   evolve,
   newTableFor,
   putDataFile,
-  settleAll,
   tableResult,
   UseGenericPath,
 } from './table-staging.ts';

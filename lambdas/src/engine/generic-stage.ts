@@ -25,6 +25,7 @@ import { type FitOptions, fitToExisting } from '../schema/fit.ts';
 import { StructInferrer, type TypeConflict } from '../schema/infer.ts';
 import { declaredNullability } from '../schema/nullability.ts';
 import { columnNeeds, measureRecords } from '../schema/promote.ts';
+import { settleAll } from './bounded.ts';
 import { type DeadLetter, DeadLetterReason } from './dead-letters.ts';
 
 import type { LoadDeps, PendingRecord, TableLoadResult } from './load-types.ts';
@@ -40,7 +41,6 @@ import {
   newTableFor,
   putDataFile,
   type Staged,
-  settleAll,
   tableResult,
 } from './table-staging.ts';
 import { writeChanges } from './upsert-write.ts';

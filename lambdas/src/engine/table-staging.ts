@@ -326,9 +326,3 @@ export function codecOf(m: TableMetadata): 'zstd' | 'snappy' | 'gzip' | 'uncompr
 
 /** Thrown inside a commit attempt when the fast path meets something only the generic path handles. */
 export class UseGenericPath extends Error {}
-
-/**
- * Every promise settled, then the values, or the first error: a caller that cleans up after a
- * failure must not race puts that are still running.
- */
-export { settleAll } from './bounded.ts';

@@ -117,14 +117,9 @@ export class LocalObjectStore implements ObjectStore {
     return writeCreatingDirs(path, bytes, this.folders);
   }
 
+  /** Only a `file:` URI outside the roots has two spellings: for every other, both paths are one. */
   storedAsDecoded(uri: string): boolean {
-    return (
-      uri.startsWith('file:') && !this.underRoot(uri) && this.resolve(uri, false) !== this.resolve(uri, true)
-    );
-  }
-
-  private underRoot(uri: string): boolean {
-    return this.roots.some((r) => uri === r.prefix || uri.startsWith(`${r.prefix}/`));
+    return this.resolve(uri, false) !== this.resolve(uri, true);
   }
 
   /** `read`: an existing object's path, `write`: where a put stores it (a `file:` URI: literally). */
@@ -143,7 +138,6 @@ export class LocalObjectStore implements ObjectStore {
       // exists. Written: always the literal name.
       const literal = literalFilePath(uri);
       if (write || !uri.includes('%') || existsSync(literal)) return literal;
-      // Written before names were literal: the decoded spelling, when that is what exists.
       let decoded: string;
       try {
         decoded = decodedFilePath(uri);
@@ -186,7 +180,7 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   async putIfAbsent(uri: string, bytes: Uint8Array | string): Promise<boolean> {
-    if (this.resolve(uri, true) !== this.pathOf(uri)) return false; // present in the earlier spelling
+    if (this.storedAsDecoded(uri)) return false; // present in the earlier spelling
     const path = this.resolve(uri, true);
     const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
     await this.write(tmp, bytes);
