@@ -12,6 +12,7 @@
 
 import { ErrorKind, FloeError } from './errors.ts';
 import type { Schema } from './iceberg/schema.ts';
+import { isBranchName, MAIN_BRANCH } from './iceberg/snapshot.ts';
 import {
   canTransform,
   defaultPartitionFieldName,
@@ -172,6 +173,11 @@ export interface FloeConfig {
    * must satisfy before `floe branch publish` moves main to it.
    */
   readonly audits?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Write-audit-publish for the stream and `floe load`: the branch each table (or `*`, every
+   * table) commits to instead of main; main then moves only when `floe branch publish` moves it.
+   */
+  readonly branches?: Readonly<Record<string, string>>;
 }
 
 /** `source`: the framings producers put on records (KPL aggregates, compression, AWS envelopes). */
@@ -249,6 +255,7 @@ const TOP_KEYS = [
   'upsert',
   'source',
   'audits',
+  'branches',
 ] as const;
 const SOURCE_KEYS = ['framings', 'maxDecompressedBytes'] as const;
 const FIELD_RULE_KEYS = ['keep', 'drop', 'only'] as const;
@@ -395,6 +402,7 @@ export function parseConfig(json: unknown): FloeConfig {
     ...optional('upsert', parseUpsert(root.upsert)),
     source: parseSource(root.source),
     ...optional('audits', parseAudits(root.audits)),
+    ...optional('branches', parseBranches(root.branches)),
   };
 }
 
@@ -411,6 +419,27 @@ function parseAudits(v: unknown): Record<string, string[]> | undefined {
     out[table] = list;
   }
   return out;
+}
+
+function parseBranches(v: unknown): Record<string, string> | undefined {
+  if (v === undefined) return undefined;
+  const out: Record<string, string> = {};
+  for (const [table, x] of Object.entries(objectAt('branches', v))) {
+    const key = `branches.${table}`;
+    if (table !== '*') tableNameAt(key, table);
+    const branch = stringAt(key, x);
+    if (!isBranchName(branch))
+      invalid(key, "expected a branch name of letters, digits, '_', '-', '.', '/' (at most 128)", branch);
+    out[table] = branch;
+  }
+  return out;
+}
+
+/** The branch `table` (bare name) commits to: its own entry, else every table's (`*`), else main. */
+export function branchFor(config: FloeConfig, table: string): string {
+  const b = config.branches;
+  if (b === undefined) return MAIN_BRANCH;
+  return ownEntry(b, bareTableName(table)) ?? ownEntry(b, '*') ?? MAIN_BRANCH;
 }
 
 /** The audits of `table` (bare name): every table's (`*`), then its own. */

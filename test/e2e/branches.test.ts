@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { publishCommand } from '../../lambdas/src/cli/branch-command.ts';
 import { loadCommand } from '../../lambdas/src/cli/load-command.ts';
+import { maintainCommand } from '../../lambdas/src/cli/maintain-command.ts';
 import { openWarehouse } from '../../lambdas/src/cli/warehouse.ts';
 import type { TableMetadata } from '../../lambdas/src/iceberg/table-metadata.ts';
 import {
@@ -23,6 +24,7 @@ import {
   sqlString,
   tempDir,
 } from '../helpers/e2e.ts';
+import { readTableRows } from '../helpers/iceberg-rows.ts';
 import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
 
 const NS = 'default';
@@ -152,27 +154,144 @@ describe('floe load --branch and floe branch publish', () => {
     expect(seen.refused).toBeGreaterThan(0);
   }, 180_000);
 
-  it('an upsert table is not loaded into a branch: a table-level refusal naming table and branch', async () => {
-    const tmp = tempDir('floe-branches-upsert-');
+  it('an upsert table on a branch: its changes resolve against the branch, main keeps its rows until published', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 6 }), fc.string({ maxLength: 4 })), {
+          minLength: 1,
+          maxLength: 15,
+        }),
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 6 }), fc.string({ maxLength: 4 })), {
+          minLength: 1,
+          maxLength: 15,
+        }),
+        async (first, second) => {
+          const tmp = tempDir('floe-branches-upsert-');
+          try {
+            const wh = join(tmp.dir, 'wh');
+            const cfg = join(tmp.dir, 'floe.config.json');
+            writeFileSync(cfg, JSON.stringify({ upsert: { customer_events: { key: ['id'] } } }));
+            const file = (name: string, rows: [number, string][]) => {
+              const path = join(tmp.dir, name);
+              const lines = rows.map(([id, n]) => JSON.stringify({ event_type: 'customer', id, name: n }));
+              writeFileSync(path, `${lines.join('\n')}\n`);
+              return path;
+            };
+            const quiet = () => undefined;
+            const load = (path: string, branch?: string) =>
+              loadCommand(
+                [path],
+                { warehouse: wh, config: cfg, quiet: true, ...(branch ? { branch } : {}) },
+                quiet,
+              );
+            expect(await load(file('a.ndjson', first))).toBe(0);
+            expect(await load(file('b.ndjson', second), 'audit')).toBe(0);
+            // The model: each key's last name, main from the first file, the branch from both.
+            const state = (rows: [number, string][]) => new Map(rows.map(([id, n]) => [String(id), n]));
+            const w = openWarehouse(wh);
+            const id = { namespace: NS, name: 'customer_events' };
+            const at = async (ref: string) => {
+              const t = await w.catalog.loadTable(id);
+              const read = (uri: string) => w.store.get(uri);
+              const { rows } = await readTableRows({
+                metadataJson: await read(t.metadataLocation),
+                read,
+                snapshotId: t.metadata.refs[ref]!['snapshot-id'],
+              });
+              const out = new Map<string, string>();
+              for (const r of rows) {
+                expect(out.has(String(r.id)), `key ${r.id} twice on ${ref}`).toBe(false);
+                out.set(String(r.id), String(r.name));
+              }
+              return out;
+            };
+            expect(await at('main')).toEqual(state(first));
+            expect(await at('audit')).toEqual(state([...first, ...second]));
+            await publishCommand('customer_events', { warehouse: wh, from: 'audit' }, quiet);
+            expect(await at('main')).toEqual(state([...first, ...second]));
+            await expectWarehouseValid(w);
+          } finally {
+            tmp.cleanup();
+          }
+        },
+      ),
+      { numRuns: 6, seed: 2123 },
+    );
+  }, 120_000);
+
+  it("config 'branches': a table loads into its branch, the others into main; floe maintain -c compacts the branch", async () => {
+    const tmp = tempDir('floe-branches-config-');
     try {
-      const file = join(tmp.dir, 'c.ndjson');
-      writeFileSync(file, `${JSON.stringify({ event_type: 'customer', id: 1, name: 'a' })}\n`);
+      const wh = join(tmp.dir, 'wh');
+      const g = generate(120, 'v1', 2124);
+      const files = [0, 1, 2].map((k) => {
+        const f = join(tmp.dir, `p${k}.ndjson`);
+        writeFileSync(f, `${g.lines.slice(k * 40, k * 40 + 40).join('\n')}\n`);
+        return f;
+      });
       const cfg = join(tmp.dir, 'floe.config.json');
-      writeFileSync(cfg, JSON.stringify({ upsert: { customer_events: { key: ['id'] } } }));
-      const out: string[] = [];
-      const code = await loadCommand(
-        [file],
-        { warehouse: join(tmp.dir, 'wh'), config: cfg, branch: 'audit' },
-        (s) => out.push(s),
+      writeFileSync(cfg, JSON.stringify({ branches: { click_events: 'audit' } }));
+      const quiet = () => undefined;
+      for (const f of files)
+        expect(await loadCommand([f], { warehouse: wh, config: cfg, quiet: true }, quiet)).toBe(0);
+      // A file loaded before is recognised on the branch too: nothing twice.
+      expect(await loadCommand([files[0]!], { warehouse: wh, config: cfg, quiet: true }, quiet)).toBe(0);
+      const w = openWarehouse(wh);
+      const want = idsOf(g.events);
+      const idsOn = async (name: string, ref: string) => {
+        const m = (await w.catalog.loadTable({ namespace: NS, name })).metadata;
+        const snapId = m.refs[ref]?.['snapshot-id'];
+        if (snapId === undefined) return [];
+        const snap = m.snapshots.find((x) => x['snapshot-id'] === snapId)!;
+        const duck = await openDuck();
+        try {
+          const paths = (await liveFiles(w.store, snap)).map((f) => w.store.pathOf(f.file.file_path));
+          const rows = await duck.rows(
+            `SELECT event_id FROM read_parquet([${paths.map(sqlString).join(', ')}], union_by_name=true)`,
+          );
+          return sorted(rows.map((r) => String(r.event_id)));
+        } finally {
+          duck.close();
+        }
+      };
+      for (const [name, ids] of want) {
+        const m = (await w.catalog.loadTable({ namespace: NS, name })).metadata;
+        if (name === 'click_events') {
+          expect(m.refs.main, 'main of click_events').toBeUndefined();
+          expect(await idsOn(name, 'audit')).toEqual(ids);
+        } else {
+          expect(Object.keys(m.refs)).toEqual(['main']);
+          expect(await idsOn(name, 'main')).toEqual(ids);
+        }
+      }
+      // Maintenance with the config compacts click_events on its branch (three loads: three files).
+      const before = (await w.catalog.loadTable({ namespace: NS, name: 'click_events' })).metadata;
+      const said: string[] = [];
+      const code = await maintainCommand(
+        ['click_events'],
+        { warehouse: wh, config: cfg, compact: true, json: true },
+        (x) => said.push(x),
       );
-      expect(code).not.toBe(0);
-      expect(out.join('\n')).toContain(
-        "table 'customer_events' is an upsert table: its changes cannot be committed to branch 'audit'",
+      expect(code).toBe(0);
+      const after = (await w.catalog.loadTable({ namespace: NS, name: 'click_events' })).metadata;
+      expect(after.refs.main).toBeUndefined();
+      expect(after.refs.audit!['snapshot-id']).not.toBe(before.refs.audit!['snapshot-id']);
+      const head = after.snapshots.find((x) => x['snapshot-id'] === after.refs.audit!['snapshot-id'])!;
+      expect(head.summary.operation).toBe('replace');
+      const beforeHead = before.snapshots.find(
+        (x) => x['snapshot-id'] === before.refs.audit!['snapshot-id'],
+      )!;
+      expect((await liveFiles(w.store, head)).length).toBeLessThan(
+        (await liveFiles(w.store, beforeHead)).length,
       );
+      expect(await idsOn('click_events', 'audit')).toEqual(want.get('click_events'));
+      await publishCommand('click_events', { warehouse: wh, from: 'audit' }, quiet);
+      expect(await idsOn('click_events', 'main')).toEqual(want.get('click_events'));
+      await expectWarehouseValid(w);
     } finally {
       tmp.cleanup();
     }
-  });
+  }, 120_000);
 
   it("audits: publish goes on only when every row the branch adds satisfies the table's predicates", async () => {
     const rowsArb = fc.array(fc.integer({ min: -3, max: 3 }), { minLength: 1, maxLength: 12 });

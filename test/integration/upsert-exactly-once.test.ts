@@ -12,6 +12,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommitter } from '../../lambdas/src/app/committer.ts';
+import { publishBranch } from '../../lambdas/src/app/publish-branch.ts';
 import {
   type ChangeStream,
   changeStreamArb,
@@ -62,7 +63,8 @@ function shardsOf(s: ChangeStream): { shards: Shard[]; lines: string[][] } {
   return { shards, lines };
 }
 
-async function soak(seed: number): Promise<void> {
+/** `branch`: the table's config sends it to that branch (write-audit-publish), published at the end. */
+async function soak(seed: number, branch?: string): Promise<void> {
   const [stream] = fc.sample(changeStreamArb({ minEvents: 400, maxEvents: 500, maxKeys: 30 }), {
     seed,
     numRuns: 1,
@@ -71,7 +73,8 @@ async function soak(seed: number): Promise<void> {
   const t = tempDir('floe-upsert-faults-');
   dirs.push(t.cleanup);
   const clock = new ManualClock(NOW_MS);
-  const h = await harness(dynamo, t.dir, seed, clock, s.config);
+  const config = branch === undefined ? s.config : { ...s.config, branches: { [s.table]: branch } };
+  const h = await harness(dynamo, t.dir, seed, clock, config);
   const rng = new Rng(seed * 7919);
   const { shards, lines } = shardsOf(s);
   const ingestPlans = new Map(shards.map((sh, i) => [sh.id, new Faults(seed * 10 + i)]));
@@ -102,19 +105,39 @@ async function soak(seed: number): Promise<void> {
   for (const shardLines of lines)
     for (const [k, row] of expectedState(shardLines, s.spec).rows) want.set(k, keyedState(row));
   const wh = h.p.wh;
-  const got = new Map<string, string>();
-  if (await wh.catalog.tableExists({ namespace: 'default', name: s.table })) {
-    const table = await wh.catalog.loadTable({ namespace: 'default', name: s.table });
+  const id = { namespace: 'default', name: s.table };
+  /** Each key's state in the snapshot `ref` names (main: the current one). */
+  const stateAt = async (ref: string) => {
+    const got = new Map<string, string>();
+    if (!(await wh.catalog.tableExists(id))) return got;
+    const table = await wh.catalog.loadTable(id);
+    const snapshotId = ref === 'main' ? undefined : table.metadata.refs[ref]?.['snapshot-id'];
+    if (ref !== 'main' && snapshotId === undefined) return got;
     const read = (uri: string) => wh.store.get(uri);
-    const { rows } = await readTableRows({ metadataJson: await read(table.metadataLocation), read });
+    const { rows } = await readTableRows({
+      metadataJson: await read(table.metadataLocation),
+      read,
+      ...(snapshotId === undefined ? {} : { snapshotId }),
+    });
     for (const r of rows) {
       const k = keyOfRow(r, s.spec.key)!;
       expect(got.has(k), `key ${k} twice`).toBe(false);
       got.set(k, keyedState(r));
     }
     await expectWarehouseValid(wh);
+    return got;
+  };
+  if (branch === undefined) {
+    expect(await stateAt('main')).toEqual(want);
+    return;
   }
-  expect(got).toEqual(want);
+  // On a branch: main never saw a change; publishing gives it exactly the branch's state.
+  expect(await stateAt(branch)).toEqual(want);
+  expect(await stateAt('main')).toEqual(new Map());
+  if (await wh.catalog.tableExists(id)) {
+    await publishBranch(h.p.committerDeps(), id, branch);
+    expect(await stateAt('main')).toEqual(want);
+  }
 }
 
 /** The fields that tell versions of a key apart: region, event time (ms) and the extras. */
@@ -136,6 +159,11 @@ describe('upsert tables: exactly the last state of every key under faults', () =
   for (const seed of [11, 22, 33, 44]) {
     it(`seed ${seed}`, async () => {
       await soak(seed);
+    });
+  }
+  for (const seed of [55, 66]) {
+    it(`seed ${seed}, committed to a branch and published`, async () => {
+      await soak(seed, 'audit');
     });
   }
 });

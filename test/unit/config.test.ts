@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   anchoredRegExp,
   auditsFor,
+  branchFor,
   composeFieldRules,
   DEFAULT_TABLE_PROPERTIES,
   fieldRulesFor,
@@ -133,6 +134,10 @@ describe('parseConfig errors name the key and the value', () => {
     [{ audits: { orders: 'amount > 0' } }, "config key 'audits.orders': expected an array of strings"],
     [{ audits: { 'Bad Name': ['x > 0'] } }, "config key 'audits.Bad Name': expected a table name"],
     [{ audits: { orders: ['  '] } }, "config key 'audits.orders[0]': expected an SQL predicate"],
+    [{ branches: { orders: 'a b' } }, "config key 'branches.orders': expected a branch name"],
+    [{ branches: { orders: '/x' } }, "config key 'branches.orders': expected a branch name"],
+    [{ branches: { orders: 3 } }, "config key 'branches.orders'"],
+    [{ branches: { 'Bad Name': 'audit' } }, "config key 'branches.Bad Name': expected a table name"],
     [{ typeConflict: { tables: { orders: 'x' } } }, "config key 'typeConflict.tables.orders'"],
     [{ targetFileSizeBytes: -1 }, "config key 'targetFileSizeBytes': expected a positive integer, got -1"],
     [{ routing: { suffix: '_Events' } }, "config key 'routing.suffix'"],
@@ -566,6 +571,17 @@ describe('upsert', () => {
       fast.take('{"type":"CUSTOMER","id":1}', { seq: 2, source: 0, line: 2, position: 0 }),
     ).toBeUndefined();
     expect([...fast.tables.keys()]).toEqual(['order_events']);
+  });
+});
+
+describe('branches', () => {
+  it("a table's branch: its own, else every table's ('*'), else main", () => {
+    const c = parseConfig({ branches: { '*': 'staging', orders: 'wap/orders-1' } });
+    expect(branchFor(c, 'orders')).toBe('wap/orders-1');
+    expect(branchFor(c, 'default.orders')).toBe('wap/orders-1');
+    expect(branchFor(c, 'users')).toBe('staging');
+    expect(branchFor(parseConfig({ branches: { orders: 'audit' } }), 'users')).toBe('main');
+    expect(branchFor(parseConfig({}), 'orders')).toBe('main');
   });
 });
 

@@ -11,6 +11,7 @@
  */
 
 import {
+  branchFor,
   declareChangeTable,
   declareTableTypes,
   type FloeConfig,
@@ -48,12 +49,14 @@ import {
   readWatermark,
   WATERMARK_KEY,
   type Watermark,
+  watermarkKey,
 } from '../engine/watermark.ts';
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
 import { dataFileFromJson } from '../iceberg/manifest/data-file-json.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
 import { applyUpdates, type TableUpdate } from '../iceberg/metadata/index.ts';
 import { schemaStruct } from '../iceberg/schema.ts';
+import { MAIN_BRANCH } from '../iceberg/snapshot.ts';
 import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
 import type { StructType } from '../iceberg/types.ts';
 import type { Row } from '../iceberg/values.ts';
@@ -166,9 +169,12 @@ export function lockName(cfg: FloeConfig, table: string): string {
 }
 
 /** Commits one table's staged work. Never throws for the table's own failures: see `status`. */
-export async function commitTable(deps: CommitterDeps, table: string): Promise<TableCommitResult> {
-  const started = deps.clock.nowMs();
-  const cfg = deps.config;
+export async function commitTable(all: CommitterDeps, table: string): Promise<TableCommitResult> {
+  const started = all.clock.nowMs();
+  const cfg = all.config;
+  // The branch this table commits to (config `branches`); its own watermark says what it holds.
+  const branch = all.branch ?? branchFor(cfg, table);
+  const deps: CommitterDeps = branch === MAIN_BRANCH ? all : { ...all, branch };
   const id = tableId(cfg, table);
   const empty = {
     table,
@@ -220,7 +226,7 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
       ...(deps.maxAttempts === undefined ? {} : { maxAttempts: deps.maxAttempts }),
       prepare: async (base) => {
         lease = await deps.lock.renew(lease);
-        const watermark = await loadWatermark(deps.store, base.metadata);
+        const watermark = await loadWatermark(deps.store, base.metadata, branch);
         const runs = await readRuns(deps, table, shards, positionsOf(watermark));
         const key = `${runsKey(runs)}|${base.metadata['current-schema-id']}/${base.metadata['last-column-id']}/${base.metadata['default-spec-id']}|${encodeWatermark(watermark)}`;
         if (last?.key === key) return last.prepared;
@@ -231,7 +237,7 @@ export async function commitTable(deps: CommitterDeps, table: string): Promise<T
       },
     });
     // What the table now holds (an attempt with entries always commits: it moves the watermark).
-    const committedWm = last?.watermark ?? (await readWatermark(deps.store, result.table.metadata));
+    const committedWm = last?.watermark ?? (await readWatermark(deps.store, result.table.metadata, branch));
     await markDone(deps, table, shards, committedWm);
     if (last && (result.snapshot || last.entries > 0)) await deleteQuietly(deps.store, last.pendingFiles);
     const status = last && last.entries > 0 ? 'committed' : 'nothing-to-commit';
@@ -712,7 +718,7 @@ async function build(
   let wmText: string | undefined;
   if (entries.length > 0) {
     wmText = encodeWithinLimit(next, table);
-    updates.push({ action: 'set-properties', updates: { [WATERMARK_KEY]: wmText } });
+    updates.push({ action: 'set-properties', updates: { [watermarkKey(deps.branch)]: wmText } });
   }
   updates.push(...(changed?.updates ?? []));
   return {

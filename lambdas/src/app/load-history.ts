@@ -142,8 +142,8 @@ export interface FileLoadHistoryOptions {
    */
   readonly sizeOf?: (source: string) => Promise<number>;
   readonly fingerprint?: (source: string) => Promise<LoadedFile>;
-  /** The branch the load commits to: its lineage says what the tables hold (default main). */
-  readonly branch?: string;
+  /** The branch a table's load commits to: its lineage says what the table holds (default main). */
+  readonly branchOf?: (id: TableIdentifier) => string;
 }
 
 /** The load history of a catalog's tables, for inputs identified by their fingerprints. */
@@ -271,7 +271,7 @@ export class FileLoadHistory implements LoadHistory {
 
   private async tableLoads(id: TableIdentifier): Promise<PastLoad[]> {
     if (!(await this.catalog.tableExists(id))) return [];
-    return pastLoads((await this.catalog.loadTable(id)).metadata, this.options.branch);
+    return pastLoads((await this.catalog.loadTable(id)).metadata, this.options.branchOf?.(id));
   }
 
   private async readEverywhere(): Promise<Map<string, PastLoad>> {

@@ -1,14 +1,23 @@
 /**
  * Publishing a branch (write-audit-publish): `main` fast-forwards to the branch's head when main's
- * head is in the branch's history (or main has none), one `set-snapshot-ref` commit; otherwise
- * main moved since the branch left it and publishing would drop main's newer snapshots, which is
+ * head is in the branch's history (or main has none), one commit that moves main's ref and gives
+ * main the branch's streaming watermark (`mainWatermark`); otherwise main moved since the branch left it and publishing would drop main's newer snapshots, which is
  * refused with the snapshots that are in the way.
  */
 import type { CommitDeps } from '../engine/append.ts';
+import {
+  encodeWatermark,
+  furthest,
+  loadWatermark,
+  type ShardMark,
+  WATERMARK_KEY,
+} from '../engine/watermark.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
+import type { TableUpdate } from '../iceberg/metadata/index.ts';
 import { MAIN_BRANCH } from '../iceberg/snapshot.ts';
 import { snapshotAncestors, type TableMetadata } from '../iceberg/table-metadata.ts';
 import { type TableIdentifier, tableIdToString } from '../ports/catalog.ts';
+import type { ObjectStore } from '../ports/object-store.ts';
 import { commitOptimistically } from './maintain/optimistic.ts';
 
 export interface PublishResult {
@@ -60,12 +69,28 @@ export async function publishBranch(
     return {
       updates: [
         { action: 'set-snapshot-ref', 'ref-name': MAIN_BRANCH, type: 'branch', 'snapshot-id': plan.to },
+        ...(await mainWatermark(deps.store, base.metadata, branch)),
       ],
       written: [],
       result: plan,
     };
   });
   return outcome;
+}
+
+/**
+ * The streaming committer's watermark for main once main holds the branch's commits: per shard,
+ * the further of main's and the branch's (engine/watermark.ts), so a committer that commits this
+ * table to main later takes up exactly where the branch left off. Main's own may be unreadable (a
+ * legacy side file gone): the branch's was read from main's when it started, and holds it.
+ */
+async function mainWatermark(store: ObjectStore, m: TableMetadata, branch: string): Promise<TableUpdate[]> {
+  const ofBranch = await loadWatermark(store, m, branch);
+  if (ofBranch.size === 0) return [];
+  const ofMain = await loadWatermark(store, m).catch(() => new Map<string, ShardMark>());
+  const text = encodeWatermark(furthest(ofMain, ofBranch));
+  if (m.properties[WATERMARK_KEY] === text) return [];
+  return [{ action: 'set-properties', updates: { [WATERMARK_KEY]: text } }];
 }
 
 /** What publishing `branch` of `m` would do; throws when main cannot fast-forward to it. */

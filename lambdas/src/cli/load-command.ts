@@ -22,9 +22,10 @@ import {
   type PastLoad,
 } from '../app/load-history.ts';
 import { deadLetterWriter } from '../app/replay.ts';
-import { tableId } from '../config.ts';
+import { branchFor, tableId } from '../config.ts';
 import type { DeadLetter } from '../engine/dead-letters.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
+import { isBranchName } from '../iceberg/snapshot.ts';
 import type { TableIdentifier } from '../ports/catalog.ts';
 import { deadLetterRecord } from '../ports/dead-letters.ts';
 import { readConfigFile } from './config-file.ts';
@@ -74,7 +75,7 @@ export async function loadCommand(
   const branch = opts.branch === undefined ? undefined : branchName(opts.branch);
   const history = new FileLoadHistory(wh.catalog, fingerprints, {
     force,
-    ...(branch === undefined ? {} : { branch }),
+    branchOf: (id) => branch ?? branchFor(config, id.name),
     onEvent: (e) => events.push(e),
     sizeOf: async (source) => (await fs.stat(source)).size,
     fingerprint: async (source) => ({
@@ -279,7 +280,7 @@ async function historyNote(
 
 /** A branch name as `--branch` takes it: letters, digits, `_`, `-`, `.`, `/`. */
 export function branchName(text: string): string {
-  if (!/^[A-Za-z0-9_][A-Za-z0-9_./-]{0,127}$/.test(text))
+  if (!isBranchName(text))
     throw new FloeError(
       ErrorKind.ConfigInvalid,
       `--branch wants a branch name of letters, digits, '_', '-', '.', '/' (at most 128), got '${text}'`,

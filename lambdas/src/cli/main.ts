@@ -69,7 +69,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--force', 'load every file again, even into tables that already hold it')
     .option(
       '--branch <name>',
-      "commit to this branch of every table instead of main (write-audit-publish): readers of main do not see it until 'floe branch publish'",
+      "commit to this branch of every table instead of main (write-audit-publish): readers of main do not see it until 'floe branch publish'; without it, the config's 'branches' choose per table",
     )
     .option(
       '--threads <n>',
@@ -243,6 +243,10 @@ the other tables are; run the load again); ${ExitCode.Error} an error (bad input
       '--rewrite-locations',
       'move the tables of a warehouse written before local file names were literal: an escaped location is respelled, and compaction rewrites the files stored under percent-decoded names (implies --compact)',
     )
+    .option(
+      '-c, --config <file>',
+      "floe.config.json: a table its 'branches' send to a branch is compacted on that branch (main moves only at publish)",
+    )
     .option('--dry-run', 'plan and report; change nothing')
     .option('--json', 'one JSON report per table (sizes and ids as exact integers)')
     .option('-q, --quiet', 'no progress output')
@@ -296,7 +300,7 @@ Exit codes: ${ExitCode.Ok} done; ${ExitCode.Error} error; ${ExitCode.TableFailed
   branch
     .command('publish')
     .description(
-      "fast-forward a table's main to a branch (floe load --branch wrote it), or say why it cannot",
+      "fast-forward a table's main to a branch (floe load --branch or the config's 'branches' wrote it), or say why it cannot",
     )
     .argument('<table>', 'table name or namespace.table')
     .option('-w, --warehouse <dir>', WAREHOUSE_HELP)

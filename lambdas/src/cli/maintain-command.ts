@@ -9,8 +9,10 @@ import { randomIds, systemClock } from '../adapters/local/system-clock.ts';
 import { type MaintenanceDeps, maintainTable, type TableMaintenanceReport } from '../app/maintain/index.ts';
 import { liveRowsReader } from '../app/maintain/live-rows.ts';
 import { ALL_STEPS, type MaintenanceOptions, type MaintenanceSteps } from '../app/maintain/options.ts';
+import { branchFor } from '../config.ts';
 import { ErrorKind, FloeError } from '../errors.ts';
 import type { Catalog, TableIdentifier } from '../ports/catalog.ts';
+import { readConfigFile } from './config-file.ts';
 import { formatDuration, parseDuration } from './duration.ts';
 import { ExitCode } from './exit-codes.ts';
 import { maintenanceJson, maintenanceReport } from './maintain-report.ts';
@@ -28,6 +30,8 @@ export interface MaintainFlags {
   readonly orphansOlderThan?: string;
   readonly targetFileSize?: string;
   readonly rewriteLocations?: boolean;
+  /** floe.config.json: its `branches` name the branch compaction works on, per table. */
+  readonly config?: string;
   readonly json?: boolean;
   readonly quiet?: boolean;
 }
@@ -41,7 +45,11 @@ export async function maintainCommand(
   out: (s: string) => void,
   err: (s: string) => void = (s) => process.stderr.write(`${s}\n`),
 ): Promise<ExitCode> {
-  const opts = optionsOf(flags);
+  const config = flags.config === undefined ? undefined : await readConfigFile(flags.config);
+  const opts: MaintenanceOptions = {
+    ...optionsOf(flags),
+    ...(config?.branches === undefined ? {} : { branchOf: (t) => branchFor(config, t.name) }),
+  };
   if (
     opts.orphansOlderThanMs !== undefined &&
     opts.orphansOlderThanMs < SAFE_ORPHAN_AGE_MS &&

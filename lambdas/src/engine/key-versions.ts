@@ -1,6 +1,7 @@
 /**
  * Change versions (ports/change-versions.ts) kept as files beside a table's data, on any object
- * store: `<table location>/floe/change-versions/b-XX.json`, the keys spread over 64 files by a hash
+ * store: `<table location>/floe/change-versions/b-XX.json` (a branch other than main:
+ * `…/change-versions/branches/<branch>/b-XX.json`), the keys spread over 64 files by a hash
  * of their text. A commit reads and rewrites the files its keys fall in, so it costs one GET and
  * one PUT per touched file, and bytes in proportion to the keys those files hold (about 40 bytes a
  * key): cheap for `floe load` and local warehouses; a streaming committer on AWS keeps versions in
@@ -12,6 +13,7 @@
 
 import { ErrorKind, FloeError } from '../errors.ts';
 import { murmur3Hash32 } from '../iceberg/murmur3.ts';
+import { MAIN_BRANCH } from '../iceberg/snapshot.ts';
 import { type ChangeVersions, type KeyVersion, raises } from '../ports/change-versions.ts';
 import type { ObjectStore } from '../ports/object-store.ts';
 import { forEachBounded } from './bounded.ts';
@@ -26,11 +28,11 @@ type Bucket = Map<string, KeyVersion>;
 export class KeyVersionFiles implements ChangeVersions {
   constructor(private readonly store: ObjectStore) {}
 
-  async get(location: string, keys: readonly string[]): Promise<Map<string, KeyVersion>> {
+  async get(location: string, keys: readonly string[], branch?: string): Promise<Map<string, KeyVersion>> {
     const out = new Map<string, KeyVersion>();
     const byBucket = groupByBucket(keys);
     await forEachBounded([...byBucket], 8, async ([b, ks]) => {
-      const bucket = await this.read(location, b);
+      const bucket = await this.read(bucketUri(location, b, branch));
       for (const k of ks) {
         const v = bucket.get(k);
         if (v) out.set(k, v);
@@ -39,20 +41,20 @@ export class KeyVersionFiles implements ChangeVersions {
     return out;
   }
 
-  async put(location: string, versions: ReadonlyMap<string, KeyVersion>): Promise<void> {
+  async put(location: string, versions: ReadonlyMap<string, KeyVersion>, branch?: string): Promise<void> {
     const byBucket = groupByBucket([...versions.keys()]);
     await forEachBounded([...byBucket], 8, async ([b, ks]) => {
-      const bucket = await this.read(location, b);
+      const uri = bucketUri(location, b, branch);
+      const bucket = await this.read(uri);
       for (const k of ks) {
         const v = versions.get(k)!;
         if (raises(v, bucket.get(k))) bucket.set(k, v);
       }
-      await this.store.put(bucketUri(location, b), encode(bucket));
+      await this.store.put(uri, encode(bucket));
     });
   }
 
-  private async read(location: string, b: number): Promise<Bucket> {
-    const uri = bucketUri(location, b);
+  private async read(uri: string): Promise<Bucket> {
     let bytes: Uint8Array;
     try {
       bytes = await this.store.get(uri);
@@ -64,8 +66,9 @@ export class KeyVersionFiles implements ChangeVersions {
   }
 }
 
-function bucketUri(location: string, b: number): string {
-  return `${location}/${CHANGE_VERSIONS_DIR}/b-${b.toString(16).padStart(2, '0')}.json`;
+function bucketUri(location: string, b: number, branch: string | undefined): string {
+  const dir = branch === undefined || branch === MAIN_BRANCH ? '' : `branches/${branch}/`;
+  return `${location}/${CHANGE_VERSIONS_DIR}/${dir}b-${b.toString(16).padStart(2, '0')}.json`;
 }
 
 const utf8 = new TextEncoder();

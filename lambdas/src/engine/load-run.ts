@@ -15,6 +15,7 @@
 import { availableParallelism } from 'node:os';
 import { holds, type SourceHolders } from '../app/load-history.ts';
 import {
+  branchFor,
   hasDebeziumTables,
   hasRecordRules,
   readerDepthLimit,
@@ -22,6 +23,7 @@ import {
   tableId,
   upsertFor,
 } from '../config.ts';
+import { MAIN_BRANCH } from '../iceberg/snapshot.ts';
 import { type ChangeOp, isTombstone, readChange } from '../records/change-event.ts';
 import {
   isTooDeep,
@@ -554,9 +556,12 @@ export class LoadRun {
     let w = this.tables.get(table);
     if (!w) {
       const id = tableId(this.deps.config, table);
+      // The branch this table commits to: `--branch` for every table, else the config's (main).
+      const branch = this.deps.branch ?? branchFor(this.deps.config, table);
+      const deps = branch === MAIN_BRANCH ? this.deps : { ...this.deps, branch };
       w = {
         key: table,
-        load: new TableLoad(this.deps, id, (d) => this.rejectFor(table, d), this.reshapeFor(table)),
+        load: new TableLoad(deps, id, (d) => this.rejectFor(table, d), this.reshapeFor(table)),
         batch: new ColumnarTableBatch(this.names, this.resolveRaw),
         generic: [],
         genericBytes: 0,

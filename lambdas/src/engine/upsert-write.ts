@@ -14,13 +14,12 @@
  * table if it has none) — unless the table has only ever had one spec and the key determines the
  * partition (every partition source is a key column), where partitioned deletes are exact.
  */
-import { ErrorKind, FloeError } from '../errors.ts';
 import { type DataFile, DataFileContent } from '../iceberg/manifest/types.ts';
 import type { TableUpdate } from '../iceberg/metadata/index.ts';
 import type { PartitionSpec } from '../iceberg/partition-spec.ts';
 import { fieldsAlong, pruneToIds, type Schema } from '../iceberg/schema.ts';
 import { MAIN_BRANCH } from '../iceberg/snapshot.ts';
-import { currentSnapshot, type TableMetadata } from '../iceberg/table-metadata.ts';
+import { branchHead, type TableMetadata } from '../iceberg/table-metadata.ts';
 import { type IcebergType, isPrimitive } from '../iceberg/types.ts';
 import type { IcebergValue, Row } from '../iceberg/values.ts';
 import { type KeyVersion, raises, supersedes } from '../ports/change-versions.ts';
@@ -75,7 +74,7 @@ export async function writeChanges(
   table: string,
   versions?: readonly (bigint | undefined)[],
 ): Promise<ChangeWrite> {
-  refuseBranch(deps.branch, table);
+  const branch = deps.branch ?? MAIN_BRANCH;
   const key = keyColumns(schema, keyPaths, table);
   const failed = new Map<number, string>();
   if (typeof key === 'string') {
@@ -93,11 +92,13 @@ export async function writeChanges(
   const versioned = versions?.some((v) => v !== undefined) === true;
   const last = versioned ? newestChangeOfEachKey(rows, key, ops, versions!) : lastChangeOfEachKey(rows, key);
   const store = versioned ? (deps.changeVersions ?? new KeyVersionFiles(deps.store)) : undefined;
-  const stored = store ? await store.get(m.location, [...last.keys()]) : new Map<string, KeyVersion>();
+  const stored = store
+    ? await store.get(m.location, [...last.keys()], branch)
+    : new Map<string, KeyVersion>();
   const superseded = store ? dropSuperseded(stored, last, ops, versions!) : 0;
   const survivors = [...last.values()].filter((i) => ops[i] !== 'delete').sort((a, b) => a - b);
   const record = async () => {
-    if (store) await store.put(m.location, versionsWritten(last, ops, versions!, failed, stored));
+    if (store) await store.put(m.location, versionsWritten(last, ops, versions!, failed, stored), branch);
   };
   const written = await writeRows(
     deps,
@@ -109,8 +110,8 @@ export async function writeChanges(
   );
   for (const [j, why] of written.failed) failed.set(survivors[j]!, why);
 
-  // A table without a snapshot has no older row for a delete to remove.
-  if (currentSnapshot(m) === undefined) {
+  // A branch without a snapshot has no older row for a delete to remove.
+  if (branchHead(m, branch) === undefined) {
     await record();
     return {
       dataFiles: written.dataFiles,
@@ -162,7 +163,6 @@ export async function writeChangesColumnar(
   staged: string[],
   table: string,
 ): Promise<ChangeWrite> {
-  refuseBranch(deps.branch, table);
   const key = keyColumns(schema, keyPaths, table);
   if (typeof key === 'string') throw new UseGenericPath();
   const columns = batch.toColumnar(schema);
@@ -208,8 +208,8 @@ export async function writeChangesColumnar(
         );
   const upserted = survivors.length;
   const deleted = last.size - survivors.length;
-  // A table without a snapshot has no older row for a delete to remove.
-  if (currentSnapshot(m) === undefined) {
+  // A branch without a snapshot has no older row for a delete to remove.
+  if (branchHead(m, deps.branch ?? MAIN_BRANCH) === undefined) {
     return {
       dataFiles,
       deleteFiles: [],
@@ -415,17 +415,4 @@ function deleteTarget(
 function asEqualityDeletes(f: DataFile, equalityIds: readonly number[]): DataFile {
   // Sort order ids belong to data files and equality deletes alike; Floe writes unsorted files.
   return { ...f, content: DataFileContent.EQUALITY_DELETES, equality_ids: [...equalityIds] };
-}
-
-/**
- * An upsert table's changes are resolved against its current rows, which are main's: committing
- * them to another branch would resolve them against the wrong rows, so it is refused.
- */
-function refuseBranch(branch: string | undefined, table: string): void {
-  if (branch === undefined || branch === MAIN_BRANCH) return;
-  throw new FloeError(
-    ErrorKind.FeatureUnsupported,
-    `table '${table}' is an upsert table: its changes cannot be committed to branch '${branch}' (only appends can, for now); load it without --branch`,
-    { context: { table, branch } },
-  );
 }

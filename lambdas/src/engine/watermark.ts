@@ -21,12 +21,22 @@
  * the commit rather than write a property some catalog would refuse or truncate.
  */
 import { ErrorKind, FloeError, isFloeError } from '../errors.ts';
-import { snapshotAncestors, type TableMetadata } from '../iceberg/table-metadata.ts';
+import { MAIN_BRANCH } from '../iceberg/snapshot.ts';
+import { branchHead, snapshotAncestors, type TableMetadata } from '../iceberg/table-metadata.ts';
 import { canonicalSequence, compareSequence, type Ledger, type LedgerEntry } from '../ports/ledger.ts';
 import type { ObjectStore } from '../ports/object-store.ts';
 import { settleAll } from './bounded.ts';
 
 export const WATERMARK_KEY = 'floe.watermark';
+
+/**
+ * The table property holding what a branch's commits hold: `floe.watermark` for main,
+ * `floe.watermark@<branch>` for another branch. (A snapshot's summary copy is always under
+ * `floe.watermark`: it describes the snapshot's own lineage, whichever ref points at it.)
+ */
+export function watermarkKey(branch: string = MAIN_BRANCH): string {
+  return branch === MAIN_BRANCH ? WATERMARK_KEY : `${WATERMARK_KEY}@${branch}`;
+}
 
 /** Shard id → sequence number (decimal string) of the last committed ledger position. */
 export type Positions = ReadonlyMap<string, string>;
@@ -147,22 +157,48 @@ export function positionsOf(w: Watermark): Map<string, string> {
   return new Map([...w].map(([shard, mark]) => [shard, mark.sequence]));
 }
 
-/** The committed positions the table holds (see `loadWatermark`). */
-export async function readWatermark(store: ObjectStore, m: TableMetadata): Promise<Map<string, string>> {
-  return positionsOf(await loadWatermark(store, m));
+/** The committed positions `branch` of the table holds (see `loadWatermark`). */
+export async function readWatermark(
+  store: ObjectStore,
+  m: TableMetadata,
+  branch: string = MAIN_BRANCH,
+): Promise<Map<string, string>> {
+  return positionsOf(await loadWatermark(store, m, branch));
 }
 
 /**
- * The watermark of the table `m` describes: the inline property; a legacy side file the property
- * names; or, without a property, the newest inline copy in the lineage's summaries (empty when
- * Floe never committed). Throws DataInvalid when a legacy side file is gone and nothing current
- * replaces it.
+ * The watermark of `branch` (default main) of the table `m` describes: the inline property; a
+ * legacy side file the property names; or, without a property, the newest inline copy in the
+ * branch's lineage's summaries (empty when Floe never committed). A branch that does not exist yet
+ * starts at main's head when first committed to, so it holds what main holds: main's watermark.
+ * Throws DataInvalid when a legacy side file is gone and nothing current replaces it.
  */
-export async function loadWatermark(store: ObjectStore, m: TableMetadata): Promise<Map<string, ShardMark>> {
-  const value = m.properties[WATERMARK_KEY];
-  if (value === undefined) return watermarkFromSnapshots(m) ?? new Map();
-  if (isInlineWatermark(value)) return decodeWatermark(value, `table property ${WATERMARK_KEY}`);
+export async function loadWatermark(
+  store: ObjectStore,
+  m: TableMetadata,
+  branch: string = MAIN_BRANCH,
+): Promise<Map<string, ShardMark>> {
+  const key = watermarkKey(branch);
+  const value = m.properties[key];
+  if (value === undefined) {
+    if (branch !== MAIN_BRANCH && m.refs[branch] === undefined) return loadWatermark(store, m);
+    return watermarkFromSnapshots(m, branch) ?? new Map();
+  }
+  if (isInlineWatermark(value)) return decodeWatermark(value, `table property ${key}`);
   return readLegacyFile(store, m, value);
+}
+
+/**
+ * Per shard, the further of the two positions (with the time it moved there): what a ref holds
+ * once it holds both lineages' commits, as main does when it fast-forwards to a branch.
+ */
+export function furthest(a: Watermark, b: Watermark): Map<string, ShardMark> {
+  const out = new Map(a);
+  for (const [shard, mark] of b) {
+    const old = out.get(shard);
+    if (old === undefined || compareSequence(mark.sequence, old.sequence) > 0) out.set(shard, mark);
+  }
+  return out;
 }
 
 async function readLegacyFile(
@@ -188,10 +224,13 @@ async function readLegacyFile(
  * (A commit that added no file moved the property without a snapshot, so a copy may lag the lost
  * property by such commits: their records were all dead letters, and are dead-lettered again.)
  */
-export function watermarkFromSnapshots(m: TableMetadata): Map<string, ShardMark> | undefined {
-  const head = m.refs.main?.['snapshot-id'] ?? m['current-snapshot-id'];
+export function watermarkFromSnapshots(
+  m: TableMetadata,
+  branch: string = MAIN_BRANCH,
+): Map<string, ShardMark> | undefined {
+  const head = branchHead(m, branch);
   if (head === undefined) return undefined;
-  for (const snapshot of snapshotAncestors(m, head)) {
+  for (const snapshot of snapshotAncestors(m, head['snapshot-id'])) {
     const copy = snapshot.summary[WATERMARK_KEY];
     if (copy === undefined) continue;
     if (!isInlineWatermark(copy)) return undefined;

@@ -56,6 +56,14 @@ export interface MetadataLogEntry {
 
 export const MAIN_BRANCH = 'main';
 
+/**
+ * Whether `text` is a branch name Floe writes to: letters, digits, `_`, `-`, `.`, `/`, at most
+ * 128, not starting with `.`, `/` or `-` (every catalog's property keys and S3 keys hold it).
+ */
+export function isBranchName(text: string): boolean {
+  return /^[A-Za-z0-9_][A-Za-z0-9_./-]{0,127}$/.test(text);
+}
+
 // ---- JSON (spec Appendix C; key order as Java's SnapshotParser / SnapshotRefParser) ----
 
 /** Parses one snapshot object; v1 snapshots may list `manifests` inline and lack a summary. */

@@ -132,6 +132,18 @@ export function branchHead(m: TableMetadata, branch: string): Snapshot | undefin
 }
 
 /**
+ * The table as a writer of `branch` sees it: its current snapshot is the branch's head (as Java's
+ * `table.snapshot(branch)` planning does), so code that reads "the current snapshot" reads the
+ * branch. Main, or a branch that does not exist (it would start at main's head): `m` as it is.
+ * Only for reading: updates are applied to the real metadata.
+ */
+export function asSeenFromBranch(m: TableMetadata, branch: string): TableMetadata {
+  const ref = branch === MAIN_BRANCH ? undefined : m.refs[branch];
+  if (ref === undefined || ref.type !== 'branch') return m;
+  return { ...m, 'current-snapshot-id': ref['snapshot-id'], refs: { ...m.refs, [MAIN_BRANCH]: ref } };
+}
+
+/**
  * The snapshot `id` followed by its parents, newest first, stopping at the first parent that is
  * no longer in the table (expired) — spec "Snapshots": lineage is the parent-snapshot-id chain.
  */

@@ -18,10 +18,13 @@ export interface KeyVersion {
 }
 
 export interface ChangeVersions {
-  /** The known versions of `keys` (exact key texts) of the table at `location`; absent: none known. */
-  get(location: string, keys: readonly string[]): Promise<Map<string, KeyVersion>>;
-  /** Records these versions (each newer than, or equal to, what `get` gave). */
-  put(location: string, versions: ReadonlyMap<string, KeyVersion>): Promise<void>;
+  /**
+   * The known versions of `keys` (exact key texts) of the table at `location`, as `branch` (absent:
+   * main) holds them (each branch's changes are its own); absent: none known.
+   */
+  get(location: string, keys: readonly string[], branch?: string): Promise<Map<string, KeyVersion>>;
+  /** Records these versions (each newer than, or equal to, what `get` gave) for `branch`. */
+  put(location: string, versions: ReadonlyMap<string, KeyVersion>, branch?: string): Promise<void>;
 }
 
 /**

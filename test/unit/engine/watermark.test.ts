@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fileUri, LocalObjectStore } from '../../../lambdas/src/adapters/local/local-object-store.ts';
 import {
@@ -9,6 +10,7 @@ import {
   decodeWatermark,
   encodeWatermark,
   encodeWithinLimit,
+  furthest,
   isInlineWatermark,
   loadWatermark,
   MAX_PRUNE_CHECKS,
@@ -20,6 +22,7 @@ import {
   WATERMARK_KEY,
   type Watermark,
   watermarkFromSnapshots,
+  watermarkKey,
 } from '../../../lambdas/src/engine/watermark.ts';
 import { ErrorKind, FloeError } from '../../../lambdas/src/errors.ts';
 import { applyUpdates, newTableMetadata } from '../../../lambdas/src/iceberg/metadata/index.ts';
@@ -63,13 +66,15 @@ function withProperty(m: TableMetadata, key: string, value: string): TableMetada
   return { ...m, properties: { ...m.properties, [key]: value } };
 }
 
-/** `m` with one more snapshot on main whose summary is `operation` plus `extra`. */
+/** `m` with one more snapshot on `branch` (main) whose summary is `operation` plus `extra`. */
 function withSnapshot(
   m: TableMetadata,
   extra: Record<string, string> = {},
   operation = 'append',
+  branch = 'main',
 ): TableMetadata {
-  const parent = m['current-snapshot-id'];
+  const parent =
+    branch === 'main' ? m['current-snapshot-id'] : (m.refs[branch] ?? m.refs.main)?.['snapshot-id'];
   const id = BigInt(m.snapshots.length + 1) * 1000n;
   const snapshot: Snapshot = {
     'snapshot-id': id,
@@ -84,7 +89,7 @@ function withSnapshot(
     m,
     [
       { action: 'add-snapshot', snapshot },
-      { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': id },
+      { action: 'set-snapshot-ref', 'ref-name': branch, type: 'branch', 'snapshot-id': id },
     ],
     { nowMs: T0 + Number(id) },
   );
@@ -380,6 +385,66 @@ describe('loadWatermark / readWatermark', () => {
     m = withSnapshot(m, {}, 'replace');
     m = applyUpdates(m, [{ action: 'remove-snapshots', 'snapshot-ids': [carrier] }], { nowMs: T0 + DAY });
     expect((await loadWatermark(untouchable, m)).size).toBe(0);
+  });
+});
+
+describe('watermarks per branch', () => {
+  const copy = (w: Record<string, string>) => ({ [WATERMARK_KEY]: encodeWatermark(wm(w)) });
+
+  it("names main's property floe.watermark and another branch's floe.watermark@<branch>", () => {
+    expect(watermarkKey()).toBe(WATERMARK_KEY);
+    expect(watermarkKey('main')).toBe(WATERMARK_KEY);
+    expect(watermarkKey('audit')).toBe(`${WATERMARK_KEY}@audit`);
+  });
+
+  it("a branch reads its own property; main's is not it", async () => {
+    const { meta } = tableIn();
+    let m = withSnapshot(meta, copy({ s: '5' }));
+    m = withSnapshot(m, copy({ s: '9' }), 'append', 'audit');
+    m = withProperty(m, WATERMARK_KEY, encodeWatermark(wm({ s: '5' })));
+    m = withProperty(m, watermarkKey('audit'), encodeWatermark(wm({ s: '9' })));
+    expect((await readWatermark(untouchable, m)).get('s')).toBe('5');
+    expect((await readWatermark(untouchable, m, 'audit')).get('s')).toBe('9');
+  });
+
+  it("a branch that does not exist yet holds what main holds: main's watermark", async () => {
+    const { meta } = tableIn();
+    const m = withProperty(withSnapshot(meta), WATERMARK_KEY, encodeWatermark(wm({ s: '7', t: '3' })));
+    expect(await readWatermark(untouchable, m, 'audit')).toEqual(await readWatermark(untouchable, m));
+  });
+
+  it("without its property, a branch takes the newest copy along its own lineage, not main's", async () => {
+    const { meta } = tableIn();
+    let m = withSnapshot(meta, copy({ s: '5' }));
+    m = withSnapshot(m, copy({ s: '9' }), 'append', 'audit'); // the branch leaves main at s=5
+    m = withSnapshot(m, copy({ s: '6' })); // main moves on its own
+    expect((await readWatermark(untouchable, m, 'audit')).get('s')).toBe('9');
+    expect((await readWatermark(untouchable, m)).get('s')).toBe('6');
+    expect(watermarkFromSnapshots(m, 'audit')?.get('s')?.sequence).toBe('9');
+  });
+
+  it('furthest: per shard the further position, with the time it moved there', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.constantFrom('a', 'b', 'c', 'd'), fc.bigInt({ min: 0n, max: 2n ** 80n })),
+        fc.dictionary(fc.constantFrom('a', 'b', 'c', 'd'), fc.bigInt({ min: 0n, max: 2n ** 80n })),
+        (x, y) => {
+          const a = new Map(Object.entries(x).map(([k, v]) => [k, mark(String(v), T0)]));
+          const b = new Map(Object.entries(y).map(([k, v]) => [k, mark(String(v), T0 + DAY)]));
+          const out = furthest(a, b);
+          expect([...out.keys()].sort()).toEqual([...new Set([...a.keys(), ...b.keys()])].sort());
+          for (const [k, m] of out) {
+            const want = ([x[k], y[k]].filter((v) => v !== undefined) as bigint[])
+              .sort((p, q) => (p < q ? -1 : p > q ? 1 : 0))
+              .at(-1);
+            expect(m.sequence).toBe(String(want));
+            // The mark comes from the side whose position it is (b only when strictly further).
+            const fromB = y[k] !== undefined && (x[k] === undefined || y[k]! > x[k]!);
+            expect(m.movedAtMs).toBe(fromB ? T0 + DAY : T0);
+          }
+        },
+      ),
+    );
   });
 });
 

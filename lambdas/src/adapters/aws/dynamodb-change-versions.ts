@@ -6,6 +6,8 @@
  * |-------------------------------------|-------------------------|-----------------------|
  * | `VERSIONS#<table location>#<00-63>` | `K#<sha256 of the key>` | `v` (N), `d` (BOOL)   |
  *
+ * (a branch other than main: `VERSIONS#<table location>@<branch>#<00-63>`, each branch's own),
+ *
  * spread over 64 partition keys per table (by the hash) so a busy table's writes are not held to
  * one partition's throughput, and Query-able per table (64 queries) when a table is dropped. A
  * commit reads its keys with strongly consistent BatchGetItem (100 keys a request, 1 RCU a key)
@@ -60,11 +62,11 @@ export class DynamoChangeVersions implements ChangeVersions {
     this.maxRounds = options.maxRounds ?? 8;
   }
 
-  async get(location: string, keys: readonly string[]): Promise<Map<string, KeyVersion>> {
+  async get(location: string, keys: readonly string[], branch?: string): Promise<Map<string, KeyVersion>> {
     const out = new Map<string, KeyVersion>();
     const byItem = new Map<string, ItemKey>();
     for (const key of new Set(keys)) {
-      const k = itemKey(location, key);
+      const k = itemKey(location, key, branch);
       byItem.set(`${k.pk}\u0000${k.sk}`, k);
     }
     const all = [...byItem.values()];
@@ -110,9 +112,9 @@ export class DynamoChangeVersions implements ChangeVersions {
     return out;
   }
 
-  async put(location: string, versions: ReadonlyMap<string, KeyVersion>): Promise<void> {
+  async put(location: string, versions: ReadonlyMap<string, KeyVersion>, branch?: string): Promise<void> {
     await forEachBounded([...versions], this.concurrency, async ([key, v]) => {
-      const k = itemKey(location, key);
+      const k = itemKey(location, key, branch);
       try {
         await this.client.send(
           new PutItemCommand({
@@ -139,8 +141,9 @@ export class DynamoChangeVersions implements ChangeVersions {
   }
 }
 
-function itemKey(location: string, key: string): ItemKey {
+function itemKey(location: string, key: string, branch: string | undefined): ItemKey {
   const hash = createHash('sha256').update(key).digest();
   const bucket = (hash[0]! % BUCKETS).toString().padStart(2, '0');
-  return { key, pk: `VERSIONS#${location}#${bucket}`, sk: `K#${hash.toString('hex')}` };
+  const scope = branch === undefined || branch === 'main' ? location : `${location}@${branch}`;
+  return { key, pk: `VERSIONS#${scope}#${bucket}`, sk: `K#${hash.toString('hex')}` };
 }

@@ -5,8 +5,9 @@
  * fails (reported with its error) does not stop the ones after it.
  */
 
-import { currentSnapshot, type TableMetadata } from '../../iceberg/table-metadata.ts';
-import { type TableIdentifier, tableIdToString } from '../../ports/catalog.ts';
+import { MAIN_BRANCH } from '../../iceberg/snapshot.ts';
+import { asSeenFromBranch, currentSnapshot, type TableMetadata } from '../../iceberg/table-metadata.ts';
+import { type LoadedTable, type TableIdentifier, tableIdToString } from '../../ports/catalog.ts';
 import {
   type CompactionDeps,
   type CompactionReport,
@@ -104,9 +105,13 @@ export async function maintainTable(
       if (moved) say(`location ${table.metadata.location} → ${moved}${dryRun ? ' (dry run)' : ''}`);
     });
   }
+  // Rewrites work on the branch the table's writers commit to (main unless configured).
+  const working = opts.branchOf?.(id) ?? MAIN_BRANCH;
+  const onBranch = (t: LoadedTable) => ({ ...t, metadata: asSeenFromBranch(t.metadata, working) });
+  const rewriting: MaintenanceDeps = working === MAIN_BRANCH ? deps : { ...deps, branch: working };
   if (opts.steps.compact) {
     await step('compact', async () => {
-      const bins = await planCompaction(deps, table, th);
+      const bins = await planCompaction(deps, onBranch(table), th);
       const files = bins.reduce((n, b) => n + b.tasks.length, 0);
       say(`compaction: ${files} small files in ${bins.length} groups`);
       if (dryRun || bins.length === 0) {
@@ -114,12 +119,15 @@ export async function maintainTable(
         return;
       }
       const until = opts.workUntilMs === undefined ? {} : { workUntilMs: opts.workUntilMs };
-      out.compaction = { ...(await compact(deps, table, th, deps.liveRows, until)), planned: files };
+      out.compaction = {
+        ...(await compact(rewriting, onBranch(table), th, deps.liveRows, until)),
+        planned: files,
+      };
     });
   }
   if (opts.steps.rewriteManifests) {
     await step('rewriteManifests', async () => {
-      out.manifests = await rewriteManifests(deps, table, { dryRun });
+      out.manifests = await rewriteManifests(rewriting, onBranch(table), { dryRun });
     });
   }
   if (opts.steps.expire) {

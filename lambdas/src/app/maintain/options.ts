@@ -5,6 +5,7 @@
  */
 import type { DataFile } from '../../iceberg/manifest/types.ts';
 import type { TableMetadata } from '../../iceberg/table-metadata.ts';
+import type { TableIdentifier } from '../../ports/catalog.ts';
 
 export interface MaintenanceSteps {
   readonly compact: boolean;
@@ -57,6 +58,12 @@ export interface MaintenanceOptions {
    * literally find them.
    */
   readonly rewriteLocations?: boolean;
+  /**
+   * The branch a table's writers commit to (config `branches`, write-audit-publish): compaction
+   * and the manifest rewrite work on its head, so main can still fast-forward to it. Main when
+   * absent, or when the table has no such branch yet.
+   */
+  readonly branchOf?: (table: TableIdentifier) => string;
 }
 
 /** The thresholds in force for one table. */

@@ -22,7 +22,7 @@
  * by routing key, as the committer reports them: `name` in the stack's namespace,
  * `namespace.name` in another.
  */
-import { type FloeConfig, tableId } from '../../config.ts';
+import { branchFor, type FloeConfig, tableId } from '../../config.ts';
 import type { CommitDeps } from '../../engine/append.ts';
 import type { ParquetEncoder } from '../../engine/row-files.ts';
 import { planScan } from '../../iceberg/scan.ts';
@@ -210,15 +210,23 @@ async function maintainOne(
           await keeper.renew();
           const files = new Set<string>();
           for (const ledgerKey of ledgerKeys(deps.config.namespace, id))
-            for (const f of await stagedFiles(deps.ledger, deps.store, ledgerKey, initial.metadata))
+            for (const f of await stagedFiles(
+              deps.ledger,
+              deps.store,
+              ledgerKey,
+              initial.metadata,
+              branchFor(deps.config, id.name),
+            ))
               files.add(f);
           return files;
         },
       },
       id,
-      opts.workUntilMs === undefined
-        ? opts.maintenance
-        : { ...opts.maintenance, workUntilMs: opts.workUntilMs },
+      {
+        ...opts.maintenance,
+        ...(opts.workUntilMs === undefined ? {} : { workUntilMs: opts.workUntilMs }),
+        branchOf: (t) => branchFor(deps.config, t.name),
+      },
     );
     const condition = await tableCondition(deps.store, await deps.catalog.loadTable(id), opts.maintenance);
     return done({ status: 'maintained', report, condition });

@@ -14,8 +14,9 @@ import type { CommitDeps } from '../../engine/append.ts';
 import { type ManifestIo, writeManifestList } from '../../engine/manifest-io.ts';
 import type { ManifestFile } from '../../iceberg/manifest/types.ts';
 import type { Snapshot, SnapshotOperation } from '../../iceberg/snapshot.ts';
+import { MAIN_BRANCH } from '../../iceberg/snapshot.ts';
 import { type SummaryChanges, summarize } from '../../iceberg/snapshot-summary.ts';
-import { currentSnapshot } from '../../iceberg/table-metadata.ts';
+import { asSeenFromBranch, currentSnapshot } from '../../iceberg/table-metadata.ts';
 import type { LoadedTable, TableIdentifier } from '../../ports/catalog.ts';
 import { commitOptimistically } from './optimistic.ts';
 
@@ -43,7 +44,10 @@ export async function commitSnapshot(
 ): Promise<SnapshotCommit> {
   const io: ManifestIo = { store: deps.store, ids: deps.ids };
   const snapshotId = deps.ids.snapshotId();
-  const out = await commitOptimistically(deps, id, async (base, attempt) => {
+  // A rewrite of a branch (the one a table's writers commit to) is built from, and goes to, its head.
+  const branch = deps.branch ?? MAIN_BRANCH;
+  const out = await commitOptimistically(deps, id, async (real, attempt) => {
+    const base = { ...real, metadata: asSeenFromBranch(real.metadata, branch) };
     const m = base.metadata;
     const sequenceNumber = m['last-sequence-number'] + 1n;
     const plan = await build(base, snapshotId, sequenceNumber);
@@ -80,7 +84,7 @@ export async function commitSnapshot(
     return {
       updates: [
         { action: 'add-snapshot', snapshot },
-        { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': snapshotId },
+        { action: 'set-snapshot-ref', 'ref-name': branch, type: 'branch', 'snapshot-id': snapshotId },
       ],
       written,
       result: snapshot,

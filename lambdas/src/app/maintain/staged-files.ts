@@ -18,14 +18,18 @@ import type { ObjectStore } from '../../ports/object-store.ts';
 /** Entries read per ledger query. */
 const PAGE = 500;
 
-/** URIs of every file named by `table`'s ledger entries above `metadata`'s watermark. */
+/**
+ * URIs of every file named by `table`'s ledger entries above the watermark of `branch` (the one
+ * the table commits to, default main) in `metadata`.
+ */
 export async function stagedFiles(
   ledger: Pick<Ledger, 'shardsWithStagedWork' | 'entriesAfter'>,
   store: ObjectStore,
   table: string,
   metadata: TableMetadata,
+  branch?: string,
 ): Promise<Set<string>> {
-  const watermark = await readWatermark(store, metadata);
+  const watermark = await readWatermark(store, metadata, branch);
   const out = new Set<string>();
   for (const shard of await ledger.shardsWithStagedWork(table)) {
     let after = watermark.get(shard) ?? null;
