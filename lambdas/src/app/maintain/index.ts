@@ -70,7 +70,11 @@ export async function maintainTable(
   const say = (m: string) => deps.progress?.(`${name}: ${m}`);
   const dryRun = opts.dryRun === true;
   let table = await deps.catalog.loadTable(id);
-  const before = await tableHealth(deps.store, table);
+  // Rewrites work on the branch the table's writers commit to (main unless configured); health
+  // is the health of that branch's head.
+  const working = opts.branchOf?.(id) ?? MAIN_BRANCH;
+  const onBranch = (t: LoadedTable) => ({ ...t, metadata: asSeenFromBranch(t.metadata, working) });
+  const before = await tableHealth(deps.store, onBranch(table));
   const limits = thresholdsFor(table.metadata, opts);
   // --rewrite-locations: compaction also rewrites the files readers that take names literally miss.
   const th: Thresholds = opts.rewriteLocations
@@ -105,9 +109,6 @@ export async function maintainTable(
       if (moved) say(`location ${table.metadata.location} → ${moved}${dryRun ? ' (dry run)' : ''}`);
     });
   }
-  // Rewrites work on the branch the table's writers commit to (main unless configured).
-  const working = opts.branchOf?.(id) ?? MAIN_BRANCH;
-  const onBranch = (t: LoadedTable) => ({ ...t, metadata: asSeenFromBranch(t.metadata, working) });
   const rewriting: MaintenanceDeps = working === MAIN_BRANCH ? deps : { ...deps, branch: working };
   if (opts.steps.compact) {
     await step('compact', async () => {
@@ -147,7 +148,7 @@ export async function maintainTable(
       say(`orphans: ${out.orphans.orphans} of ${out.orphans.listed} files`);
     });
   }
-  const after = dryRun ? before : await tableHealth(deps.store, table);
+  const after = dryRun ? before : await tableHealth(deps.store, onBranch(table));
   return { table: name, dryRun, before, after, ...out, skipped, failed };
 }
 

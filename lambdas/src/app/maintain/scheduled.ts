@@ -26,6 +26,7 @@ import { branchFor, type FloeConfig, tableId } from '../../config.ts';
 import type { CommitDeps } from '../../engine/append.ts';
 import type { ParquetEncoder } from '../../engine/row-files.ts';
 import { planScan } from '../../iceberg/scan.ts';
+import { asSeenFromBranch } from '../../iceberg/table-metadata.ts';
 import type { LoadedTable, TableIdentifier } from '../../ports/catalog.ts';
 import type { Ledger } from '../../ports/ledger.ts';
 import { type Lease, type Lock, releaseOwned } from '../../ports/lock.ts';
@@ -228,7 +229,7 @@ async function maintainOne(
         branchOf: (t) => branchFor(deps.config, t.name),
       },
     );
-    const condition = await tableCondition(deps.store, await deps.catalog.loadTable(id), opts.maintenance);
+    const condition = await tableCondition(deps.store, await workingTable(deps, id), opts.maintenance);
     return done({ status: 'maintained', report, condition });
   } catch (error) {
     return done({ status: 'failed', error });
@@ -253,7 +254,7 @@ async function checkOne(
     } catch (e) {
       error = e;
     }
-    const condition = await tableCondition(deps.store, await deps.catalog.loadTable(id), opts.maintenance);
+    const condition = await tableCondition(deps.store, await workingTable(deps, id), opts.maintenance);
     return done({
       status: error === undefined ? 'checked' : 'failed',
       condition,
@@ -263,6 +264,12 @@ async function checkOne(
   } catch (error) {
     return done({ status: 'failed', error });
   }
+}
+
+/** The table as its writers see it: the head of the branch the configuration sends it to. */
+async function workingTable(deps: ScheduledDeps, id: TableIdentifier): Promise<LoadedTable> {
+  const t = await deps.catalog.loadTable(id);
+  return { ...t, metadata: asSeenFromBranch(t.metadata, branchFor(deps.config, id.name)) };
 }
 
 /** `tableHealth` and the small-file count from one scan plan. */
