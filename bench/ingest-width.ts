@@ -55,7 +55,19 @@ import {
   STREAM_ARN,
 } from './wiring.ts';
 
-export const WIDTH_CONFIG = { routing: { template: 'flights_{origin}' }, partitioning: { candidates: [] } };
+/**
+ * `BENCH_IW_DEFER=0`: every batch routed in the ingest (`source.deferRouting: false`, the protocol
+ * before deferral); default: the app's default, which defers a batch over 32 tables to the
+ * committer (app/ingest/defer-batch.ts).
+ */
+export const DEFER = process.env.BENCH_IW_DEFER !== '0';
+export const WIDTH_CONFIG = {
+  routing: { template: 'flights_{origin}' },
+  partitioning: { candidates: [] },
+  ...(DEFER ? {} : { source: { deferRouting: false } }),
+};
+/** Whether a batch over `tables` tables is deferred under WIDTH_CONFIG (the default bound: 32). */
+const defers = (tables: number) => DEFER && tables > 32;
 
 const SEED = envInt('BENCH_SEED', 7);
 const RECORDS = envInt('BENCH_IW_RECORDS', 5_000);
@@ -105,10 +117,11 @@ const shapeOf = (v: Variant): Shape => (v === 'zipf' ? 'zipf' : v.endsWith('narr
 // ---------------------------------------------------------------------------------------------
 // Counting decorators
 
-export type StoreKind = 'data' | 'pending' | 'metadata' | 'dead-letter' | 'other';
+export type StoreKind = 'data' | 'pending' | 'deferred' | 'metadata' | 'dead-letter' | 'other';
 
 export function storeKind(uri: string): StoreKind {
   if (uri.endsWith('.parquet')) return 'data';
+  if (uri.endsWith('.fldb')) return 'deferred';
   if (uri.includes('/pending/')) return 'pending';
   if (uri.includes('/_dead_letters')) return 'dead-letter';
   if (uri.includes('/metadata/') || uri.endsWith('.avro') || uri.endsWith('.json')) return 'metadata';
@@ -425,8 +438,11 @@ async function timedIngest(
   const dataFiles = result
     ? result.tables.reduce((n, t) => n + t.dataFiles, 0)
     : (store.byKind.data?.puts ?? 0);
-  if (!result && dataFiles !== batch.tables)
-    throw new Error(`${variant}: ${dataFiles} data files, expected one per table (${batch.tables})`);
+  const expectedFiles = defers(batch.tables) ? 0 : batch.tables;
+  if (!result && dataFiles !== expectedFiles)
+    throw new Error(
+      `${variant}: ${dataFiles} data files, expected ${expectedFiles} (${batch.tables} tables)`,
+    );
   return {
     variant,
     jsonMs: t1 - t0,
@@ -449,6 +465,15 @@ async function timedIngest(
 function expectIngest(r: IngestResult, path: 'columnar' | 'pending', what: string, tables: number): void {
   const failed = r.failures.map((f) => `${f.table}: ${String(f.error)}`);
   if (failed.length > 0) throw new Error(`${what}: ingest failures: ${failed.join('; ')}`);
+  if (defers(tables)) {
+    // Deferred: one object and one ledger entry, the committer routes it.
+    if (r.deferred !== RECORDS || r.tables.length > 0)
+      throw new Error(
+        `${what}: expected ${RECORDS} records deferred, got ${r.deferred} and ${r.tables.length} tables`,
+      );
+    return;
+  }
+  if (r.deferred !== undefined) throw new Error(`${what}: ${r.deferred} records deferred, expected none`);
   const wrong = r.tables.filter((t) => t.path !== path).map((t) => `${t.table}=${t.path}`);
   if (wrong.length > 0)
     throw new Error(`${what}: expected every table on the ${path} path, got ${wrong.slice(0, 5).join(', ')}`);
@@ -505,7 +530,8 @@ async function childCommit(
     BENCH_CHILD_LEDGER: s.p.ledgerTable,
     BENCH_CHILD_DIR: s.p.dir,
     BENCH_CHILD_TABLES: String(tables),
-    BENCH_CHILD_ENTRIES: String(COMMIT_BATCHES),
+    // Deferred batches are routed together: one entry per table for all of them.
+    BENCH_CHILD_ENTRIES: String(defers(tables) ? 1 : COMMIT_BATCHES),
   };
   delete env.BENCH_PROFILE_WINDOWS;
   const args = ['--expose-gc', '--import', 'tsx'];

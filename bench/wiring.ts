@@ -213,6 +213,7 @@ export function pipeline(
       ids,
       owner: 'bench-committer',
       sleep: async () => undefined,
+      route: { tables: new TableCache(catalog, clock), stagingUri: `${uri}/_staging` },
     }),
   };
 }

@@ -186,11 +186,22 @@ export interface SourceConfig {
   readonly framings: ReadonlySet<Framing>;
   /** Bound on one payload's decompressed bytes (past it: a `decompressed-too-large` dead letter). */
   readonly maxDecompressedBytes: number;
+  /**
+   * Batches the ingest stages as they arrived, for the committer to route (app/route-deferred.ts):
+   * one whose records go to more than this many tables (default 32), or every batch (0); never:
+   * `Infinity` (config `false`). A wide batch then costs the ingest one object and one ledger
+   * entry, not a file and an entry per table.
+   */
+  readonly deferAboveTables: number;
 }
+
+/** Tables above which a batch is routed by the committer (`source.deferRouting`). */
+export const DEFAULT_DEFER_ABOVE_TABLES = 32;
 
 export const DEFAULT_SOURCE: SourceConfig = Object.freeze({
   framings: new Set(FRAMINGS),
   maxDecompressedBytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
+  deferAboveTables: DEFAULT_DEFER_ABOVE_TABLES,
 });
 
 export type TypeConflictPolicy = 'dead-letter' | 'coerce';
@@ -257,7 +268,7 @@ const TOP_KEYS = [
   'audits',
   'branches',
 ] as const;
-const SOURCE_KEYS = ['framings', 'maxDecompressedBytes'] as const;
+const SOURCE_KEYS = ['framings', 'maxDecompressedBytes', 'deferRouting'] as const;
 const FIELD_RULE_KEYS = ['keep', 'drop', 'only'] as const;
 const FIELDS_KEYS = [...FIELD_RULE_KEYS, 'tables'] as const;
 const LIMIT_KEYS = ['maxColumnsPerTable', 'maxNestingDepth', 'maxRecordBytes'] as const;
@@ -469,7 +480,29 @@ function parseSource(v: unknown): SourceConfig {
       invalid('source.maxDecompressedBytes', 'expected an integer of at least 1024 (bytes)', n);
     maxDecompressedBytes = n;
   }
-  return { framings, maxDecompressedBytes };
+  let deferAboveTables = DEFAULT_SOURCE.deferAboveTables;
+  const d = o.deferRouting;
+  if (d === false) deferAboveTables = Number.POSITIVE_INFINITY;
+  else if (d === true) deferAboveTables = 0;
+  else if (d !== undefined) {
+    const above =
+      typeof d === 'object' && d !== null ? (d as Record<string, unknown>).aboveTables : undefined;
+    if (
+      typeof d !== 'object' ||
+      d === null ||
+      Object.keys(d).some((k) => k !== 'aboveTables') ||
+      typeof above !== 'number' ||
+      !Number.isSafeInteger(above) ||
+      above < 0
+    )
+      invalid(
+        'source.deferRouting',
+        'expected true (every batch routed by the committer), false (never) or {"aboveTables": N}',
+        d,
+      );
+    deferAboveTables = above;
+  }
+  return { framings, maxDecompressedBytes, deferAboveTables };
 }
 
 const UPSERT_KEYS = ['key', 'operationField', 'envelope'] as const;

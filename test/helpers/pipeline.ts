@@ -81,6 +81,7 @@ export async function startPipeline(
       ids,
       owner: 'test-committer',
       sleep: async () => undefined,
+      route: { tables, stagingUri: `${wh.uri}/_staging` },
       ...(opts.registry ? { registry: opts.registry } : {}),
       ...over,
     }),

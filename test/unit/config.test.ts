@@ -49,6 +49,7 @@ describe('parseConfig defaults', () => {
       source: {
         framings: new Set(['kpl', 'gzip', 'zstd', 'cloudwatch-logs', 'eventbridge', 'dynamodb']),
         maxDecompressedBytes: 64 * 1024 * 1024,
+        deferAboveTables: 32,
       },
     });
     expect(parseConfig(undefined)).toEqual(c);
@@ -63,6 +64,7 @@ describe('parseConfig defaults', () => {
     expect(parseConfig({ source: { framings: 'auto', maxDecompressedBytes: 4096 } }).source).toEqual({
       framings: new Set(['kpl', 'gzip', 'zstd', 'cloudwatch-logs', 'eventbridge', 'dynamodb']),
       maxDecompressedBytes: 4096,
+      deferAboveTables: 32,
     });
     expect(() => parseConfig({ source: { framings: ['kpl', 'lz4'] } })).toThrow(
       /config key 'source.framings': expected 'auto', 'none' or a list of kpl, gzip, zstd, cloudwatch-logs, eventbridge, dynamodb, got "lz4"/,
@@ -135,6 +137,9 @@ describe('parseConfig errors name the key and the value', () => {
     [{ audits: { 'Bad Name': ['x > 0'] } }, "config key 'audits.Bad Name': expected a table name"],
     [{ audits: { orders: ['  '] } }, "config key 'audits.orders[0]': expected an SQL predicate"],
     [{ branches: { orders: 'a b' } }, "config key 'branches.orders': expected a branch name"],
+    [{ source: { deferRouting: 'yes' } }, "config key 'source.deferRouting': expected true"],
+    [{ source: { deferRouting: { aboveTables: -1 } } }, "config key 'source.deferRouting'"],
+    [{ source: { deferRouting: { above: 3 } } }, "config key 'source.deferRouting'"],
     [{ branches: { orders: '/x' } }, "config key 'branches.orders': expected a branch name"],
     [{ branches: { orders: 3 } }, "config key 'branches.orders'"],
     [{ branches: { 'Bad Name': 'audit' } }, "config key 'branches.Bad Name': expected a table name"],
@@ -571,6 +576,17 @@ describe('upsert', () => {
       fast.take('{"type":"CUSTOMER","id":1}', { seq: 2, source: 0, line: 2, position: 0 }),
     ).toBeUndefined();
     expect([...fast.tables.keys()]).toEqual(['order_events']);
+  });
+});
+
+describe('source.deferRouting', () => {
+  it('defers batches over 32 tables unless told: every batch (true), never (false), above N', () => {
+    expect(parseConfig({}).source.deferAboveTables).toBe(32);
+    expect(parseConfig({ source: { deferRouting: true } }).source.deferAboveTables).toBe(0);
+    expect(parseConfig({ source: { deferRouting: false } }).source.deferAboveTables).toBe(
+      Number.POSITIVE_INFINITY,
+    );
+    expect(parseConfig({ source: { deferRouting: { aboveTables: 5 } } }).source.deferAboveTables).toBe(5);
   });
 });
 

@@ -24,6 +24,7 @@ import {
 import { type CommitDeps, commitAppend } from '../engine/append.ts';
 import { forEachBounded, inGroups, settleAll } from '../engine/bounded.ts';
 import { type DeadLetter, DeadLetterReason } from '../engine/dead-letters.ts';
+import { isDeferralChain } from '../engine/deferred-batch.ts';
 import type { UpsertCounts } from '../engine/generic-stage.ts';
 import {
   coercionSummary,
@@ -36,6 +37,7 @@ import type { PendingRecord } from '../engine/load-types.ts';
 import { decodeFragment, type FragmentRecord } from '../engine/pending-fragment.ts';
 import { RecordRules, schemaColumnPaths } from '../engine/record-rules.ts';
 import { encodeRows, type ParquetEncoder } from '../engine/row-files.ts';
+import type { TableCache } from '../engine/table-cache.ts';
 import { codecOf, createTable, evolve, newTableFor } from '../engine/table-staging.ts';
 import {
   advance,
@@ -78,7 +80,8 @@ import type { FitOptions } from '../schema/fit.ts';
 import { StructInferrer } from '../schema/infer.ts';
 import { ProjectFailure, projectRow } from '../schema/project.ts';
 import { type SliceSet, tablesInSlices } from './commit-slices.ts';
-import { loadDeps, registryOf } from './ingest.ts';
+import { type IngestDeps, loadDeps, registryOf } from './ingest.ts';
+import { routeDeferred, type ShardRouting } from './route-deferred.ts';
 
 /** Tables a run commits at once unless told otherwise. */
 export const DEFAULT_RUN_CONCURRENCY = 4;
@@ -119,6 +122,35 @@ export interface CommitterDeps extends CommitDeps {
    * chain is settled (watermark.ts `pruneSettledShards`); `Infinity` keeps every shard.
    */
   readonly pruneIdleShardsAfterMs?: number;
+  /**
+   * What routing deferred batches needs beyond these deps (app/route-deferred.ts): the run routes
+   * them through the ingest before it commits. Without it they wait for a committer that has it.
+   */
+  readonly route?: RouteSettings;
+}
+
+export interface RouteSettings {
+  readonly tables: TableCache;
+  /** Where pending fragments of tables first seen go (the ingest's `stagingUri`). */
+  readonly stagingUri: string;
+}
+
+/** The ingest deps routing runs on: the committer's own ports, with `route`'s settings. */
+function routingIngest(deps: CommitterDeps, route: RouteSettings): IngestDeps {
+  return {
+    config: deps.config,
+    catalog: deps.catalog,
+    store: deps.store,
+    ledger: deps.ledger,
+    deadLetters: deps.deadLetters,
+    clock: deps.clock,
+    ids: deps.ids,
+    tables: route.tables,
+    stagingUri: route.stagingUri,
+    ...(deps.registry === undefined ? {} : { registry: deps.registry }),
+    ...(deps.maxRowsPerFile === undefined ? {} : { maxRowsPerFile: deps.maxRowsPerFile }),
+    ...(deps.encoder === undefined ? {} : { encoder: deps.encoder }),
+  };
 }
 
 export interface TableCommitResult {
@@ -294,6 +326,8 @@ function isUncertain(e: unknown): boolean {
 }
 
 export interface CommitterRun {
+  /** The shards whose deferred batches this run routed (or tried to), before committing. */
+  readonly routed?: readonly ShardRouting[];
   readonly tables: readonly TableCommitResult[];
   /** Tables not started because the time budget ran out (the next run takes them). */
   readonly deferred: readonly string[];
@@ -316,7 +350,20 @@ export interface RunOptions {
  * `concurrency`.
  */
 export async function runCommitter(deps: CommitterDeps, opts: RunOptions = {}): Promise<CommitterRun> {
-  const all = opts.tablesWithStagedWork ?? (await deps.ledger.tablesWithStagedWork());
+  // Deferred batches first (by the run that has the first slice), so their tables commit now.
+  const routes = deps.route !== undefined && (opts.slices?.indexes.includes(0) ?? true);
+  const routed = routes
+    ? await routeDeferred({
+        route: routingIngest(deps, deps.route!),
+        lock: deps.lock,
+        owner: deps.owner,
+        ...(deps.leaseMs === undefined ? {} : { leaseMs: deps.leaseMs }),
+      })
+    : undefined;
+  const listed = opts.tablesWithStagedWork ?? (await deps.ledger.tablesWithStagedWork());
+  const all = [...new Set([...listed, ...(routed ?? []).flatMap((r) => r.tables)])]
+    .filter((t) => !isDeferralChain(t))
+    .sort();
   const tables = opts.slices === undefined ? all : tablesInSlices(all, opts.slices);
   const results: TableCommitResult[] = [];
   const deferred: string[] = [];
@@ -329,7 +376,11 @@ export async function runCommitter(deps: CommitterDeps, opts: RunOptions = {}): 
     results.push(r);
     opts.onTable?.(r);
   });
-  return { tables: results.sort((a, b) => (a.table < b.table ? -1 : 1)), deferred: deferred.sort() };
+  return {
+    ...(routed === undefined ? {} : { routed }),
+    tables: results.sort((a, b) => (a.table < b.table ? -1 : 1)),
+    deferred: deferred.sort(),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

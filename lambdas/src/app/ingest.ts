@@ -24,6 +24,7 @@
  */
 import { compareSequence, kinesisSequenceOf } from '../ports/ledger.ts';
 import type { KinesisBatch } from '../records/kinesis-event.ts';
+import { deferBatch, defersAt } from './ingest/defer-batch.ts';
 import { type DeframedBatch, deframeBatch } from './ingest/deframe-batch.ts';
 import type { IngestDeps } from './ingest/deps.ts';
 import { addCounts, putDeadLetters } from './ingest/letters.ts';
@@ -38,11 +39,27 @@ export { type IngestDeps, loadDeps, registryOf } from './ingest/deps.ts';
 export type { IngestFailure, IngestResult, TableIngest } from './ingest/result.ts';
 export { routeReason } from './ingest/route-records.ts';
 
-export async function ingestBatch(deps: IngestDeps, batch: KinesisBatch): Promise<IngestResult> {
+export interface IngestOptions {
+  /**
+   * Route the batch here whatever the configuration says (the committer routing deferred batches:
+   * app/route-deferred.ts). Default: defer it when `ingest/defer-batch.ts` says so.
+   */
+  readonly routeHere?: boolean;
+}
+
+export async function ingestBatch(
+  deps: IngestDeps,
+  batch: KinesisBatch,
+  opts: IngestOptions = {},
+): Promise<IngestResult> {
   const tailsRead = readTails(deps, batch.shardId); // read while the records are routed (needed only after)
+  const mayDefer = opts.routeHere !== true;
+  // Every batch deferred: nothing to route here.
+  if (mayDefer && deps.config.source.deferAboveTables === 0) return deferBatch(deps, batch, await tailsRead);
   const framed = deframeBatch(deps, batch);
   const routed = await routeRecords(deps, framed.batch);
   const tails = await tailsRead;
+  if (mayDefer && defersAt(deps, routed.work.size, tails)) return deferBatch(deps, batch, tails);
   const skipped = await skipStaged(routed, tails);
   // Dead letters first (deterministic keys: a retry overwrites), so they exist before any entry.
   await putDeadLetters(deps.deadLetters, [...framed.dead, ...routed.dead]);

@@ -29,6 +29,7 @@ import {
   DEFAULT_RUN_CONCURRENCY,
   type TableCommitResult,
 } from '../app/committer.ts';
+import type { ShardRouting } from '../app/route-deferred.ts';
 import { forEachBounded } from '../engine/bounded.ts';
 import { type CommitFanout, type SliceTask, sliceTaskOf } from '../ports/commit-fanout.ts';
 import { DEFAULT_SCHEDULE_MS, readSettings } from './env.ts';
@@ -43,6 +44,7 @@ import {
   type LambdaContext,
   lazyRuntime,
   type MetricGroup,
+  type MetricsSink,
   pendingPerCommit,
   publishGroups,
   runReserve,
@@ -131,8 +133,10 @@ export function makeCommitterHandler(
             const entry = tableEntry(r, deps.clock.nowMs());
             if (entry !== undefined) tables.push(entry);
           },
-          // After each pass: the tables whose files piled up go to the maintenance function.
+          // After each pass: what it routed, then the tables whose files piled up go to the
+          // maintenance function.
           onPass: async (pass) => {
+            logRouting(logger, metrics, pass.routed);
             if (requests === undefined || compactions === undefined) return;
             const due = compactions.due(pass.tables, deps.clock.nowMs());
             for (let i = 0; i < due.length; i += REQUEST_TABLES) {
@@ -337,6 +341,40 @@ async function sliceRun(
     },
     leaseWait(deps, task.intervalMs),
   );
+}
+
+/** A pass's routing of deferred batches (app/route-deferred.ts): one log line and its counts. */
+function logRouting(logger: Logger, metrics: MetricsSink, routed: readonly ShardRouting[] | undefined): void {
+  if (routed === undefined || routed.length === 0) return;
+  const failed = routed.filter((r) => r.status === 'failed');
+  const shards = routed.map((r) => ({
+    shardId: r.shardId,
+    status: r.status,
+    batches: r.batches,
+    records: r.records,
+    tables: r.tables.length,
+    ...(r.error === undefined ? {} : { error: errorSummary(r.error) }),
+  }));
+  if (failed.length > 0)
+    logger.warn('routing deferred batches failed on some shards: the next run retries', { shards });
+  else logger.info('routed deferred batches', { shards });
+  publishGroups(metrics, [
+    {
+      metrics: [
+        [
+          'DeferredBatchesRouted',
+          'Count',
+          routed.reduce((n, r) => n + (r.status === 'routed' ? r.batches : 0), 0),
+        ],
+        [
+          'DeferredRecordsRouted',
+          'Count',
+          routed.reduce((n, r) => n + (r.status === 'routed' ? r.records : 0), 0),
+        ],
+        ['RoutingFailures', 'Count', failed.length],
+      ],
+    },
+  ]);
 }
 
 /** Tables per maintenance request (an asynchronous invocation's payload stays far below 256 KB). */

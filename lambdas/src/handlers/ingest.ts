@@ -116,6 +116,7 @@ export function makeIngestHandler(getRuntime: GetRuntime, opts: HandlerOptions =
         ...(result.failedSequence === undefined ? {} : { failedSequence: result.failedSequence }),
         ...(result.oldestArrivalMs === undefined ? {} : { oldestArrivalMs: result.oldestArrivalMs }),
         ...(result.framing === undefined ? {} : { framing: result.framing }),
+        ...(result.deferred === undefined ? {} : { deferred: result.deferred }),
         durationMs: Date.now() - started,
       };
       if (failures.length > 0) logger.warn('ingest batch: some tables failed, Lambda retries', summary);
@@ -138,6 +139,9 @@ export function makeIngestHandler(getRuntime: GetRuntime, opts: HandlerOptions =
             ...framingMetrics(result.framing),
             ...(result.noRowChanges ? [['ChangesWithoutRows', 'Count', result.noRowChanges] as const] : []),
             ['StagingFailures', 'Count', result.failures.length],
+            ...(result.deferred === undefined
+              ? []
+              : [['RecordsDeferred', 'Count', result.deferred] as const]),
             ...tables.totals,
           ],
         },

@@ -260,6 +260,7 @@ export function awsRuntime(settings: HandlerSettings): AwsRuntime {
       changeVersions,
       // The pending records rewritten at once stay about what 4 commits of 500,000 take.
       maxPendingRecordsPerCommit: pendingPerCommit(settings.commitConcurrency),
+      route: { tables, stagingUri: settings.stagingUri },
       ...withRegistry,
     }),
     maintenance: (owner) => {

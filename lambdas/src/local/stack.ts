@@ -165,6 +165,7 @@ export class LocalStack {
       ids: this.ids,
       registry: new CachedSchemaRegistry(this.registry),
       owner: `local-${process.pid}`,
+      route: { tables: this.tables, stagingUri: `${this.warehouseUri}/_floe/staging` },
       ...over,
     };
   }

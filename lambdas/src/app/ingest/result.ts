@@ -40,6 +40,11 @@ export interface IngestResult {
   readonly oldestArrivalMs?: number;
   /** Changes that change no rows (Debezium truncates and tombstones): counted, never dead letters. */
   readonly noRowChanges?: number;
+  /**
+   * Records deferred (ingest/defer-batch.ts): staged as they arrived for the committer to route;
+   * absent when the batch was routed here.
+   */
+  readonly deferred?: number;
   /** Present when producers' framings were undone: what was found, and how many records they gave. */
   readonly framing?: DeframeCounts & { readonly records: number };
 }

@@ -1,0 +1,203 @@
+/**
+ * Deferred routing (issue 18, the ingest at width): batches the ingest stages as they arrived, one
+ * object and one ledger entry each, routed by the committer before it commits
+ * (app/ingest/defer-batch.ts, app/route-deferred.ts). The real ingest and committer on dynalite and
+ * a local warehouse, under random ingest and committer faults (errors and crashes before and after
+ * every port call, catalog conflicts, leases running out mid-commit, two committers at once),
+ * deliveries retried, bisected and replayed as Lambda's event source mapping does.
+ *
+ * `aboveTables: 2` defers the batches whose records reach all three tables and routes the others
+ * in the ingest (every other stretch of events is grouped by table, so both kinds come), and
+ * switching between them is exercised; `true` defers every batch. Afterwards every table holds exactly the events sent (read
+ * by the independent reader), nothing is staged, each table's watermark stands at the end of its
+ * chain, every deferred batch is routed and its object deleted, and the validator passes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommitter } from '../../lambdas/src/app/committer.ts';
+import { ingestBatch } from '../../lambdas/src/app/ingest.ts';
+import { DEFERRED_CHAIN, isDeferralChain, ROUTED_CHAIN } from '../../lambdas/src/engine/deferred-batch.ts';
+import { readWatermark } from '../../lambdas/src/engine/watermark.ts';
+import { appendEntries, type Ledger } from '../../lambdas/src/ports/ledger.ts';
+import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
+import { generate, type Json, NOW_MS, sorted, tableOf, tempDir } from '../helpers/e2e.ts';
+import {
+  armCommitRaces,
+  armRandom,
+  BATCHED_INGEST_POINTS,
+  COMMITTER_POINTS,
+  deliverInterleaved,
+  type Harness,
+  harness,
+  LEASE_MS,
+  type Shard,
+} from '../helpers/fault-harness.ts';
+import { Faults, ManualClock, Rng } from '../helpers/faults.ts';
+import { readTableRows } from '../helpers/iceberg-rows.ts';
+import { batchOf, records } from '../helpers/pipeline.ts';
+import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
+
+let dynamo: LocalDynamo;
+const dirs: (() => void)[] = [];
+beforeAll(async () => {
+  dynamo = await startDynalite();
+});
+afterAll(async () => {
+  await dynamo?.close();
+  for (const d of dirs) d();
+});
+
+const NS = 'default';
+const SHARDS = ['shardId-000000000000', 'shardId-000000000001'];
+
+function idsByTable(events: readonly Json[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const ev of events) out.set(tableOf(ev), [...(out.get(tableOf(ev)) ?? []), String(ev.event_id)]);
+  return new Map([...out].sort(([a], [b]) => (a < b ? -1 : 1)).map(([t, ids]) => [t, sorted(ids)]));
+}
+
+/** Event ids per table, read by the independent reader from each table's current snapshot. */
+async function committed(h: Harness): Promise<Map<string, string[]>> {
+  const wh = h.p.wh;
+  const out = new Map<string, string[]>();
+  for (const name of (await wh.catalog.listTables(NS)).sort()) {
+    const t = await wh.catalog.loadTable({ namespace: NS, name });
+    const read = (uri: string) => wh.store.get(uri);
+    const { rows } = await readTableRows({ metadataJson: await read(t.metadataLocation), read });
+    out.set(name, sorted(rows.map((r) => String(r.event_id))));
+  }
+  return out;
+}
+
+async function soak(seed: number, deferRouting: true | { aboveTables: number }): Promise<void> {
+  const t = tempDir('floe-deferred-');
+  dirs.push(t.cleanup);
+  const clock = new ManualClock(NOW_MS);
+  const h = await harness(dynamo, t.dir, seed, clock, { source: { deferRouting } });
+  const rng = new Rng(seed * 7919);
+  // Every other stretch of 40 events grouped by table, so deliveries of one or two tables (routed
+  // in the ingest when mixed) alternate with deliveries of all three (deferred).
+  const gens = SHARDS.map((_, i) => {
+    const g = generate(160, 'v1', seed * 10 + i);
+    const order = g.events.map((_, j) => j);
+    for (let from = 40; from < order.length; from += 80) {
+      const stretch = order.slice(from, from + 40);
+      stretch.sort((a, b) => (tableOf(g.events[a]!) < tableOf(g.events[b]!) ? -1 : 1) || a - b);
+      order.splice(from, stretch.length, ...stretch);
+    }
+    return { lines: order.map((j) => g.lines[j]!), events: order.map((j) => g.events[j]!) };
+  });
+  const shards: Shard[] = SHARDS.map((id, i) => ({
+    id,
+    recs: records(gens[i]!.lines, i * 100_000),
+    events: gens[i]!.events,
+  }));
+  const ingestPlans = new Map(shards.map((sh, i) => [sh.id, new Faults(seed * 10 + i)]));
+  const committerPlans = [new Faults(seed + 2), new Faults(seed + 3)];
+  for (const f of ingestPlans.values()) armRandom(f, BATCHED_INGEST_POINTS);
+  for (const f of committerPlans) {
+    armRandom(f, COMMITTER_POINTS);
+    armCommitRaces(f, clock);
+  }
+  // How the batches went: deferred, or routed in the ingest (both must happen when mixed).
+  let deferredBatches = 0;
+  let tableEntriesFromIngest = 0;
+  const made = h.ingest.bind(h);
+  h.ingest = (over, plan) => {
+    const deps = made(over, plan);
+    const inner = deps.ledger;
+    const ledger: Ledger = Object.create(inner);
+    ledger.appendEntries = async (entries) => {
+      tableEntriesFromIngest += entries.filter((e) => !isDeferralChain(e.table)).length;
+      return appendEntries(inner, entries);
+    };
+    return { ...deps, ledger };
+  };
+  await deliverInterleaved(h, shards, rng, ingestPlans, committerPlans, async (plan, i) => {
+    const run = await runCommitter(h.committer(`c-${i}`, plan));
+    for (const r of run.routed ?? []) if (r.status === 'routed') deferredBatches += r.batches;
+  });
+  const fired = [...ingestPlans.values(), ...committerPlans].reduce((n, f) => n + f.log.length, 0);
+  expect(fired).toBeGreaterThan(5);
+
+  // Settle: leases of crashed committers run out; clean committer runs until nothing is staged.
+  clock.advance(10 * LEASE_MS);
+  h.f.clear();
+  for (let round = 0; round < 4 && (await h.p.ledger.tablesWithStagedWork()).length > 0; round++) {
+    const run = await runCommitter(h.p.committerDeps({ owner: 'final', leaseMs: LEASE_MS }));
+    expect(run.tables.filter((x) => x.status === 'failed' || x.status === 'locked')).toEqual([]);
+    expect((run.routed ?? []).filter((x) => x.status === 'failed' || x.status === 'locked')).toEqual([]);
+    for (const r of run.routed ?? []) if (r.status === 'routed') deferredBatches += r.batches;
+  }
+  expect(await h.p.ledger.tablesWithStagedWork()).toEqual([]);
+  expect(deferredBatches).toBeGreaterThan(0);
+  if (deferRouting === true) expect(tableEntriesFromIngest).toBe(0);
+  else expect(tableEntriesFromIngest).toBeGreaterThan(0);
+
+  const want = idsByTable(shards.flatMap((s) => s.events));
+  expect(await committed(h)).toEqual(want);
+  for (const shard of SHARDS) {
+    const tails = await h.p.ledger.shardTails(shard);
+    // Every deferred batch routed, up to the chain's end.
+    expect(tails.get(ROUTED_CHAIN)).toBe(tails.get(DEFERRED_CHAIN));
+    for (const name of want.keys()) {
+      const m = (await h.p.wh.catalog.loadTable({ namespace: NS, name })).metadata;
+      const wm = await readWatermark(h.p.wh.store, m);
+      expect(wm.get(shard), `${name} ${shard}`).toBe(tails.get(name));
+    }
+  }
+  await expectWarehouseValid(h.p.wh);
+}
+
+describe('deferred routing: exactly once under faults, batches deferred or routed in the ingest', () => {
+  for (const seed of [6101, 6102]) {
+    it(`seed ${seed}, every batch deferred`, async () => {
+      await soak(seed, true);
+    });
+  }
+  for (const seed of [6103, 6104]) {
+    it(`seed ${seed}, batches over two tables deferred`, async () => {
+      await soak(seed, { aboveTables: 2 });
+    });
+  }
+});
+
+describe('a deferred batch', () => {
+  it('costs the ingest one object and one ledger entry, however many tables; the committer routes it', async () => {
+    const t = tempDir('floe-deferred-one-');
+    dirs.push(t.cleanup);
+    const h = await harness(dynamo, t.dir, 1, undefined, { source: { deferRouting: { aboveTables: 2 } } });
+    const g = generate(60, 'v1', 77);
+    const recs = records(g.lines, 0);
+    const puts: string[] = [];
+    const store = h.p.wh.store;
+    const counted = Object.create(store) as typeof store;
+    counted.put = async (uri: string, bytes: Uint8Array) => {
+      puts.push(uri);
+      return store.put(uri, bytes);
+    };
+    const r = await ingestBatch(h.p.ingestDeps({ store: counted }), batchOf(SHARDS[0]!, recs));
+    expect(r.failures).toEqual([]);
+    expect(r.deferred).toBe(60);
+    expect(r.tables).toEqual([]);
+    expect(puts).toHaveLength(1);
+    expect(puts[0]).toMatch(/\/deferred\/shardId-000000000000\/\d+-\d+\.fldb$/);
+    expect(await h.p.ledger.tablesWithStagedWork()).toEqual([DEFERRED_CHAIN]);
+    // A retry of the same batch adds nothing.
+    const again = await ingestBatch(h.p.ingestDeps(), batchOf(SHARDS[0]!, recs));
+    expect(again.skipped).toBe(60);
+    const run = await runCommitter(h.p.committerDeps());
+    expect(run.routed?.map((x) => [x.status, x.batches, x.records])).toEqual([['routed', 1, 60]]);
+    expect(run.tables.map((x) => x.status)).toEqual(['committed', 'committed', 'committed']);
+    expect(await committed(h)).toEqual(idsByTable(g.events));
+    expect(await store.exists(puts[0]!)).toBe(false);
+    // A narrow batch after it is routed in the ingest again, its entries after the routed ones.
+    const narrow = g.lines.filter((_, i) => tableOf(g.events[i]!) === 'click_events').slice(0, 5);
+    const more = records(narrow, 1000);
+    const r2 = await ingestBatch(h.p.ingestDeps(), batchOf(SHARDS[0]!, more));
+    expect(r2.deferred).toBeUndefined();
+    expect(r2.tables.map((x) => x.table)).toEqual(['click_events']);
+    await runCommitter(h.p.committerDeps());
+    const all = idsByTable([...g.events, ...narrow.map((l) => JSON.parse(l) as Json)]);
+    expect(await committed(h)).toEqual(all);
+  });
+});
