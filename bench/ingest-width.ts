@@ -722,7 +722,7 @@ async function run(
       [`${WIDE} tables`, commitWide],
     ] as const) {
       console.log(
-        `committer (child process), ${name} × ${COMMIT_BATCHES} entries: ${c.seconds.toFixed(2)} s, ` +
+        `committer (child process), ${name} after ${COMMIT_BATCHES} batches: ${c.seconds.toFixed(2)} s, ` +
           `${fmtInt(c.dataFiles)} data files; max RSS ${c.maxRssMiB} MiB (before the run ${c.baselineRssMiB} MiB), ` +
           `peak heap ${c.peakHeapUsedMiB} MiB (${c.baselineHeapMiB} before, ${c.retainedHeapMiB} after the run and a full GC), ` +
           `peak external ${c.peakExternalMiB} MiB; ${fmtInt(c.requests)} DynamoDB requests ` +
@@ -895,12 +895,12 @@ function summary(
     const c = (x: CommitChildReport, t: number) =>
       `${x.seconds.toFixed(2)} s (${((1000 * x.seconds) / t).toFixed(0)} ms/table), max RSS ${x.maxRssMiB} MiB, peak heap ${x.peakHeapUsedMiB} MiB`;
     rows.push({
-      measure: `committer (child), ${WIDE} tables × ${COMMIT_BATCHES} entries`,
+      measure: `committer (child), ${WIDE} tables after ${COMMIT_BATCHES} batches (deferred ones routed first)`,
       value: c(commitWide, WIDE),
       target: '',
     });
     rows.push({
-      measure: `committer (child), ${NARROW} tables × ${COMMIT_BATCHES} entries`,
+      measure: `committer (child), ${NARROW} tables after ${COMMIT_BATCHES} batches`,
       value: c(commitNarrow, NARROW),
       target: '',
     });
