@@ -22,6 +22,7 @@ import { FileCatalog } from '../../lambdas/src/adapters/local/file-catalog.ts';
 import { seededIds, systemClock } from '../../lambdas/src/adapters/local/system-clock.ts';
 import { ObjectStoreDeadLetterStore } from '../../lambdas/src/adapters/object-dead-letter-store.ts';
 import { parseConfig } from '../../lambdas/src/config.ts';
+import { DEFERRED_CHAIN, ROUTED_CHAIN } from '../../lambdas/src/engine/deferred-batch.ts';
 import { TableCache } from '../../lambdas/src/engine/table-cache.ts';
 import { makeCommitterHandler } from '../../lambdas/src/handlers/committer.ts';
 import { makeIngestHandler } from '../../lambdas/src/handlers/ingest.ts';
@@ -89,7 +90,7 @@ interface Wired {
 let wiredCount = 0;
 
 /** The handlers' runtime on dynalite and s3rver, every request through a fault proxy. */
-async function wire(seed: number, chance: number): Promise<Wired> {
+async function wire(seed: number, chance: number, configured: unknown = {}): Promise<Wired> {
   const rng = new Rng(seed);
   const ddb = await startFaultProxy(dynamo.endpoint, { rng, chance, service: 'dynamodb' });
   const s3p = await startFaultProxy(s3.endpoint, { rng, chance, service: 's3' });
@@ -115,7 +116,7 @@ async function wire(seed: number, chance: number): Promise<Wired> {
   const ledger = new DynamoLedger(client, { tableName, clock });
   const lock = new DynamoLock(client, { tableName, clock });
   const deadLetters = new ObjectStoreDeadLetterStore(store, `${base}/_dead_letters`);
-  const config = parseConfig({});
+  const config = parseConfig(configured);
   const ids = seededIds(seed);
   const tables = new TableCache(catalog, clock, { refreshMs: 0 });
   const runtime: HandlerRuntime = {
@@ -130,7 +131,18 @@ async function wire(seed: number, chance: number): Promise<Wired> {
       tables,
       stagingUri: `${base}/_staging`,
     }),
-    committerDeps: (owner) => ({ config, catalog, store, ledger, lock, deadLetters, clock, ids, owner }),
+    committerDeps: (owner) => ({
+      config,
+      catalog,
+      store,
+      ledger,
+      lock,
+      deadLetters,
+      clock,
+      ids,
+      owner,
+      route: { tables, stagingUri: `${base}/_staging` },
+    }),
     commitConcurrency: 2,
   };
   return {
@@ -181,15 +193,17 @@ async function committedIds(w: Wired, dir: string, names: readonly string[]): Pr
 describe('the handlers with faults on the wire (dynalite, s3rver)', () => {
   // At 10 % the SDK's own retries absorb nearly every fault; at 35 % many reach the handlers (all
   // three attempts of a call faulted): failed invocations, failed tables, lost lease answers.
-  for (const [seed, chance] of [
-    [2101, 0.1],
-    [2102, 0.35],
-    [2103, 0.35],
+  // The last: every batch deferred (one object, one ledger entry) and routed by the committer.
+  for (const [seed, chance, deferred] of [
+    [2101, 0.1, false],
+    [2102, 0.35, false],
+    [2103, 0.35, false],
+    [2104, 0.35, true],
   ] as const) {
-    it(`seed ${seed}, ${chance * 100} % of requests faulted: exact data, nothing staged two runs after the faults stop`, async () => {
+    it(`seed ${seed}, ${chance * 100} % of requests faulted${deferred ? ', batches deferred' : ''}: exact data, nothing staged two runs after the faults stop`, async () => {
       const tmp = tempDir('floe-wire-');
       cleanups.push(tmp.cleanup);
-      const w = await wire(seed, chance);
+      const w = await wire(seed, chance, deferred ? { source: { deferRouting: true } } : {});
       try {
         const tools = () => ({
           logger: new Logger({ serviceName: 'floe-wire', logLevel: 'SILENT' }),
@@ -251,6 +265,12 @@ describe('the handlers with faults on the wire (dynalite, s3rver)', () => {
           if ((await w.ledger.tablesWithStagedWork()).length === 0) break;
         }
         expect(await w.ledger.tablesWithStagedWork(), runs.join('\n')).toEqual([]);
+        if (deferred) {
+          // The batches went through the shard's deferral chains, all of them routed.
+          const tails = await w.ledger.shardTails(SHARD);
+          expect(tails.get(DEFERRED_CHAIN)).toBe(recs[recs.length - 1]!.sequenceNumber);
+          expect(tails.get(ROUTED_CHAIN)).toBe(tails.get(DEFERRED_CHAIN));
+        }
 
         const expected = new Map(
           [...groupByTable(gen.events)]
