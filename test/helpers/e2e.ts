@@ -130,6 +130,15 @@ export function tableOf(ev: Json): string {
   return `${String(ev.event_type).toLowerCase()}_events`;
 }
 
+/** Event ids (as text) per table of `events`, each list sorted, the tables in name order. */
+export function idsByTable(events: readonly Json[]): Map<string, string[]> {
+  return new Map(
+    [...groupByTable(events)]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([t, evs]) => [t, sorted(evs.map((e) => String(e.event_id)))]),
+  );
+}
+
 export function groupByTable(events: readonly Json[]): Map<string, Json[]> {
   const out = new Map<string, Json[]>();
   for (const ev of events) {

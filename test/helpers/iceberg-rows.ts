@@ -18,6 +18,9 @@
  *
  * Only Parquet data and delete files (and Puffin deletion vectors) are read; anything else throws.
  */
+
+import type { Catalog } from '../../lambdas/src/ports/catalog.ts';
+import type { ObjectStore } from '../../lambdas/src/ports/object-store.ts';
 import {
   allFieldTypes,
   nameMappingOf,
@@ -363,4 +366,29 @@ async function readDvUncached(ctx: ReadCtx, f: DataFileRec): Promise<bigint[]> {
       `${f.path}: deletion vector holds ${positions.length} positions, record_count ${f.recordCount}`,
     );
   return positions;
+}
+
+/**
+ * Event ids (sorted, as text) per table of `namespace`, read by this reader from the snapshot
+ * `ref` names (default: the current one); tables without that ref are left out.
+ */
+export async function eventIdsAt(
+  wh: { readonly catalog: Catalog; readonly store: Pick<ObjectStore, 'get'> },
+  namespace: string,
+  ref?: string,
+): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for (const name of (await wh.catalog.listTables(namespace)).sort()) {
+    const t = await wh.catalog.loadTable({ namespace, name });
+    const snapshotId = ref === undefined ? undefined : t.metadata.refs[ref]?.['snapshot-id'];
+    if (ref !== undefined && snapshotId === undefined) continue;
+    const read = (uri: string) => wh.store.get(uri);
+    const { rows } = await readTableRows({
+      metadataJson: await read(t.metadataLocation),
+      read,
+      ...(snapshotId === undefined ? {} : { snapshotId }),
+    });
+    out.set(name, rows.map((r) => String(r.event_id)).sort());
+  }
+  return out;
 }

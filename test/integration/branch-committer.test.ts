@@ -28,7 +28,7 @@ import {
 } from '../../lambdas/src/engine/watermark.ts';
 import { snapshotAncestors, type TableMetadata } from '../../lambdas/src/iceberg/table-metadata.ts';
 import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
-import { generate, type Json, NOW_MS, sorted, tableOf, tempDir } from '../helpers/e2e.ts';
+import { generate, idsByTable, NOW_MS, tempDir } from '../helpers/e2e.ts';
 import {
   armCommitRaces,
   armRandom,
@@ -41,7 +41,7 @@ import {
   type Shard,
 } from '../helpers/fault-harness.ts';
 import { Faults, ManualClock, Rng } from '../helpers/faults.ts';
-import { readTableRows } from '../helpers/iceberg-rows.ts';
+import { eventIdsAt } from '../helpers/iceberg-rows.ts';
 import { batchOf, records } from '../helpers/pipeline.ts';
 import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
 
@@ -59,34 +59,12 @@ const NS = 'default';
 const BRANCH = 'audit';
 const SHARDS = ['shardId-000000000000', 'shardId-000000000001'];
 
-function idsByTable(events: readonly Json[]): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const ev of events) out.set(tableOf(ev), [...(out.get(tableOf(ev)) ?? []), String(ev.event_id)]);
-  return new Map([...out].sort(([a], [b]) => (a < b ? -1 : 1)).map(([t, ids]) => [t, sorted(ids)]));
-}
-
 async function metadataOf(h: Harness, name: string): Promise<TableMetadata> {
   return (await h.p.wh.catalog.loadTable({ namespace: NS, name })).metadata;
 }
 
 /** Event ids per table in the snapshot `ref` names (absent: the table's refs lack it). */
-async function idsAt(h: Harness, ref: string): Promise<Map<string, string[]>> {
-  const wh = h.p.wh;
-  const out = new Map<string, string[]>();
-  for (const name of (await wh.catalog.listTables(NS)).sort()) {
-    const t = await wh.catalog.loadTable({ namespace: NS, name });
-    const id = t.metadata.refs[ref]?.['snapshot-id'];
-    if (id === undefined) continue;
-    const read = (uri: string) => wh.store.get(uri);
-    const { rows } = await readTableRows({
-      metadataJson: await read(t.metadataLocation),
-      read,
-      snapshotId: id,
-    });
-    out.set(name, sorted(rows.map((r) => String(r.event_id))));
-  }
-  return out;
-}
+const idsAt = (h: Harness, ref: string) => eventIdsAt(h.p.wh, NS, ref);
 
 async function soak(seed: number): Promise<void> {
   const t = tempDir('floe-branch-committer-');

@@ -19,7 +19,7 @@ import { DEFERRED_CHAIN, isDeferralChain, ROUTED_CHAIN } from '../../lambdas/src
 import { readWatermark } from '../../lambdas/src/engine/watermark.ts';
 import { appendEntries, type Ledger } from '../../lambdas/src/ports/ledger.ts';
 import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
-import { generate, type Json, NOW_MS, sorted, tableOf, tempDir } from '../helpers/e2e.ts';
+import { generate, idsByTable, type Json, NOW_MS, tableOf, tempDir } from '../helpers/e2e.ts';
 import {
   armCommitRaces,
   armRandom,
@@ -32,7 +32,7 @@ import {
   type Shard,
 } from '../helpers/fault-harness.ts';
 import { Faults, ManualClock, Rng } from '../helpers/faults.ts';
-import { readTableRows } from '../helpers/iceberg-rows.ts';
+import { eventIdsAt } from '../helpers/iceberg-rows.ts';
 import { batchOf, records } from '../helpers/pipeline.ts';
 import { expectWarehouseValid } from '../helpers/warehouse-validation.ts';
 
@@ -49,24 +49,8 @@ afterAll(async () => {
 const NS = 'default';
 const SHARDS = ['shardId-000000000000', 'shardId-000000000001'];
 
-function idsByTable(events: readonly Json[]): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const ev of events) out.set(tableOf(ev), [...(out.get(tableOf(ev)) ?? []), String(ev.event_id)]);
-  return new Map([...out].sort(([a], [b]) => (a < b ? -1 : 1)).map(([t, ids]) => [t, sorted(ids)]));
-}
-
 /** Event ids per table, read by the independent reader from each table's current snapshot. */
-async function committed(h: Harness): Promise<Map<string, string[]>> {
-  const wh = h.p.wh;
-  const out = new Map<string, string[]>();
-  for (const name of (await wh.catalog.listTables(NS)).sort()) {
-    const t = await wh.catalog.loadTable({ namespace: NS, name });
-    const read = (uri: string) => wh.store.get(uri);
-    const { rows } = await readTableRows({ metadataJson: await read(t.metadataLocation), read });
-    out.set(name, sorted(rows.map((r) => String(r.event_id))));
-  }
-  return out;
-}
+const committed = (h: Harness) => eventIdsAt(h.p.wh, NS);
 
 async function soak(seed: number, deferRouting: true | { aboveTables: number }): Promise<void> {
   const t = tempDir('floe-deferred-');
