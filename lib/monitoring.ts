@@ -19,6 +19,7 @@
  * | DeadLetters | `DeadLetters` (ingest + committer) | any record dead-lettered in 5 min |
  * | CommitterErrors | committer `Errors` (5 min) | in 2 of 3 periods: whole runs fail |
  * | CommitFailures | `CommitFailures` | a table's commit failed in 3 consecutive periods |
+ * | RoutingFailures | `RoutingFailures` | a shard's deferred batches failed to route in 3 consecutive periods (its batches wait behind them) |
  * | Freshness | `Freshness` (max) | a commit landed records older than `freshnessAlarmMinutes` |
  * | CommitterNearTimeout | committer `Duration` (max) | a run took 80 % of its timeout |
  * | TablesLocked | `TablesLocked` | a table was locked by another holder in 3 consecutive runs |
@@ -56,6 +57,7 @@ const FILTERED_METRICS = {
   RowsCommitted: ['committer'],
   Freshness: ['committer'],
   CommitFailures: ['committer'],
+  RoutingFailures: ['committer'],
   TablesLocked: ['committer'],
   SmallFiles: ['maintenance'],
   MaintenanceFailures: ['maintenance'],
@@ -216,6 +218,14 @@ export class FloeMonitoring extends Construct {
       3,
     );
     alarm(
+      'RoutingFailures',
+      "A shard's deferred batches have failed to route in consecutive runs (see the committer log: 'routing deferred batches failed'); that shard's later batches wait behind them.",
+      floe('RoutingFailures', 'Sum', runPeriod),
+      1,
+      3,
+      3,
+    );
+    alarm(
       'Freshness',
       `A commit landed records that arrived more than ${settings.alarms.freshnessMinutes} min earlier.`,
       floe('Freshness', 'Maximum', five),
@@ -317,6 +327,7 @@ export class FloeMonitoring extends Construct {
       w('Problems', [
         floe('DeadLetters', 'Sum', five),
         floe('CommitFailures', 'Sum', five),
+        floe('RoutingFailures', 'Sum', five),
         floe('TablesLocked', 'Sum', five),
         storage.failedBatches.metricApproximateNumberOfMessagesVisible({
           period: five,

@@ -445,7 +445,7 @@ describe('the default stack in detail', () => {
       expect((r as { DeletionPolicy?: string }).DeletionPolicy).toBe('Delete');
   });
 
-  it('alarms: iterator age, ingest errors, failed batches, dead letters, committer errors, commit failures, freshness, lock age', () => {
+  it('alarms: iterator age, ingest errors, failed batches, dead letters, committer errors, commit and routing failures, freshness, lock age', () => {
     const alarms = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm'));
     const byName = Object.fromEntries(alarms.map((a) => [a.AlarmName as string, a]));
     expect(Object.keys(byName).sort()).toEqual(
@@ -460,10 +460,18 @@ describe('the default stack in detail', () => {
         'IteratorAge',
         'MaintenanceErrors',
         'MaintenanceFailures',
+        'RoutingFailures',
         'SmallFiles',
         'TablesLocked',
       ].map((n) => `Floe-${n}`),
     );
+    expect(byName['Floe-RoutingFailures']).toMatchObject({
+      Namespace: 'Floe/Floe',
+      MetricName: 'RoutingFailures',
+      Statistic: 'Sum',
+      Threshold: 1,
+      EvaluationPeriods: 3,
+    });
     expect(byName['Floe-IteratorAge']).toMatchObject({
       Namespace: 'AWS/Lambda',
       MetricName: 'IteratorAge',
@@ -524,6 +532,7 @@ describe('the default stack in detail', () => {
     expect(seen.sort()).toEqual(
       [
         'CommitFailures@committer',
+        'RoutingFailures@committer',
         'DeadLetters@committer',
         'DeadLetters@ingest',
         'Freshness@committer',
