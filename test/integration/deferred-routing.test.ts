@@ -184,4 +184,31 @@ describe('a deferred batch', () => {
     const all = idsByTable([...g.events, ...narrow.map((l) => JSON.parse(l) as Json)]);
     expect(await committed(h)).toEqual(all);
   });
+
+  it("routing's failure is its own: the run still commits the tables staged in the ingest", async () => {
+    const t = tempDir('floe-deferred-fail-');
+    dirs.push(t.cleanup);
+    const h = await harness(dynamo, t.dir, 2, undefined, { source: { deferRouting: { aboveTables: 2 } } });
+    const g = generate(60, 'v1', 78);
+    const wide = await ingestBatch(h.p.ingestDeps(), batchOf(SHARDS[0]!, records(g.lines, 0)));
+    expect(wide.deferred).toBe(60);
+    const clicks = g.lines.filter((_, i) => tableOf(g.events[i]!) === 'click_events').slice(0, 4);
+    const narrow = await ingestBatch(h.p.ingestDeps(), batchOf(SHARDS[1]!, records(clicks, 100_000)));
+    expect(narrow.tables.map((x) => x.table)).toEqual(['click_events']);
+    const inner = h.p.ledger;
+    const ledger: Ledger = Object.create(inner);
+    ledger.shardsWithStagedWork = async (table) => {
+      if (table === DEFERRED_CHAIN) throw new Error('injected: the staged-work index is unreachable');
+      return inner.shardsWithStagedWork(table);
+    };
+    const run = await runCommitter(h.p.committerDeps({ ledger }));
+    expect(run.routed?.map((r) => [r.status, String(r.error)])).toEqual([
+      ['failed', 'Error: injected: the staged-work index is unreachable'],
+    ]);
+    expect(run.tables.map((x) => [x.table, x.status])).toEqual([['click_events', 'committed']]);
+    // The next run routes the deferred batch.
+    await runCommitter(h.p.committerDeps());
+    const clickIds = clicks.map((l) => JSON.parse(l) as Json);
+    expect(await committed(h)).toEqual(idsByTable([...g.events, ...clickIds]));
+  });
 });

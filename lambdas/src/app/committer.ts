@@ -2,7 +2,10 @@
  * The commit app (DESIGN §1, §4, §5): per table with staged work, under the table's lease: read
  * the commit watermark, take each shard's unbroken run of ledger entries above it, create or evolve
  * the table, rewrite pending fragments with the evolved field ids, and commit one append snapshot
- * that carries the new watermark; then mark the entries committed and release the lease.
+ * that carries the new watermark; then mark the entries committed and release the lease. Before
+ * the tables, a run routes the batches the ingest deferred (route-deferred.ts), so their tables
+ * are committed in the same run. A table commits to the branch the configuration names for it
+ * (`branches`; main by default), with that branch's own watermark.
  *
  * Exactly once (invariant 2): every attempt, including retries after a catalog conflict, reads the
  * watermark from the metadata it commits against, so entries another committer (or an earlier

@@ -57,15 +57,24 @@ export const MAX_ROUTED_RECORDS = 50_000;
 /** Shards routed at once. */
 const SHARD_CONCURRENCY = 4;
 
-/** Routes every shard's deferred batches (see the module doc); one result per shard with work. */
+/**
+ * Routes every shard's deferred batches (see the module doc); one result per shard with work.
+ * Never throws: a failure is that shard's (or, when the shards cannot be listed, the one result
+ * with an empty shard id), and the committer goes on to commit the tables.
+ */
 export async function routeDeferred(deps: RouteDeps): Promise<ShardRouting[]> {
   // Shards with routed entries still staged too: the sparse index may not have shown an entry
   // appended moments ago to the run that marked the others (ports/ledger.ts `markCommitted`).
   const { ledger } = deps.route;
-  const lists = await settleAll([
-    ledger.shardsWithStagedWork(DEFERRED_CHAIN),
-    ledger.shardsWithStagedWork(ROUTED_CHAIN),
-  ]);
+  let lists: string[][];
+  try {
+    lists = await settleAll([
+      ledger.shardsWithStagedWork(DEFERRED_CHAIN),
+      ledger.shardsWithStagedWork(ROUTED_CHAIN),
+    ]);
+  } catch (error) {
+    return [{ shardId: '', status: 'failed', batches: 0, records: 0, tables: [], error }];
+  }
   const shards = [...new Set(lists.flat())].sort();
   const out: ShardRouting[] = [];
   await forEachBounded(shards, SHARD_CONCURRENCY, async (shardId) => {
