@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putRecords } from '../../lambdas/src/adapters/aws/kinesis-producer.ts';
 import { seededIds } from '../../lambdas/src/adapters/local/system-clock.ts';
 import { parseConfig } from '../../lambdas/src/config.ts';
+import { DEFERRED_CHAIN, ROUTED_CHAIN } from '../../lambdas/src/engine/deferred-batch.ts';
 import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
 import { currentSchema, defaultSpec } from '../../lambdas/src/iceberg/table-metadata.ts';
 import { LocalStack } from '../../lambdas/src/local/stack.ts';
@@ -159,7 +160,13 @@ describe('kinesalite → ingest handler → committer, with faults', () => {
     stack = await LocalStack.start({
       warehouseDir: join(tmp.dir, 'wh'),
       warehouseUrl: `${server.url}/wh`,
-      config: parseConfig({ format: 'avro-gsr', jsonFallback: true }),
+      // Batches over two tables are deferred and routed by the committer, the others routed in the
+      // ingest: both paths, and the switches between them, under the same faults.
+      config: parseConfig({
+        format: 'avro-gsr',
+        jsonFallback: true,
+        source: { deferRouting: { aboveTables: 2 } },
+      }),
       shards: 2,
       ids: seededIds(5),
     });
@@ -279,6 +286,14 @@ describe('kinesalite → ingest handler → committer, with faults', () => {
       }
     }
     expect(await stack.ledger.tablesWithStagedWork()).toEqual([]);
+    // Some batches were deferred, and every deferred batch is routed.
+    let deferred = 0;
+    for (const shard of ['shardId-000000000000', 'shardId-000000000001']) {
+      const tails = await stack.ledger.shardTails(shard);
+      if (tails.has(DEFERRED_CHAIN)) deferred++;
+      expect(tails.get(ROUTED_CHAIN), shard).toBe(tails.get(DEFERRED_CHAIN));
+    }
+    expect(deferred).toBeGreaterThan(0);
   });
 
   it('an independent validator accepts every table, every snapshot (HTTP locations read from the served folder)', async () => {
