@@ -25,10 +25,12 @@ import {
   armRandom,
   BATCHED_INGEST_POINTS,
   COMMITTER_POINTS,
+  deliver,
   deliverInterleaved,
   type Harness,
   harness,
   LEASE_MS,
+  type Point,
   type Shard,
 } from '../helpers/fault-harness.ts';
 import { Faults, ManualClock, Rng } from '../helpers/faults.ts';
@@ -47,6 +49,11 @@ afterAll(async () => {
 });
 
 const NS = 'default';
+const ROUTING_POINTS: readonly Point[] = [
+  ['ledger', 'shardTails', ['before'], 0.02],
+  ['ledger', 'appendEntries', ['before', 'after'], 0.1],
+  ['store', 'get', ['before'], 0.02],
+];
 const SHARDS = ['shardId-000000000000', 'shardId-000000000001'];
 
 /** Event ids per table, read by the independent reader from each table's current snapshot. */
@@ -70,16 +77,28 @@ async function soak(seed: number, deferRouting: true | { aboveTables: number }):
     }
     return { lines: order.map((j) => g.lines[j]!), events: order.map((j) => g.events[j]!) };
   });
+  // Then, on the first shard, a last stretch of one table's events, delivered (under faults) once
+  // the backlog is routed: when mixed, routed in the ingest for sure, after deferred batches.
+  const last = generate(60, 'v1', seed * 10 + 9);
+  const lastClicks = last.lines.filter((_, j) => tableOf(last.events[j]!) === 'click_events').slice(0, 12);
+  gens[0]!.lines.push(...lastClicks);
+  gens[0]!.events.push(...lastClicks.map((l) => JSON.parse(l) as Json));
   const shards: Shard[] = SHARDS.map((id, i) => ({
     id,
     recs: records(gens[i]!.lines, i * 100_000),
     events: gens[i]!.events,
   }));
+  const held = lastClicks.length;
+  const interleaved = shards.map((sh, i) =>
+    i === 0 ? { ...sh, recs: sh.recs.slice(0, -held), events: sh.events.slice(0, -held) } : sh,
+  );
   const ingestPlans = new Map(shards.map((sh, i) => [sh.id, new Faults(seed * 10 + i)]));
   const committerPlans = [new Faults(seed + 2), new Faults(seed + 3)];
   for (const f of ingestPlans.values()) armRandom(f, BATCHED_INGEST_POINTS);
   for (const f of committerPlans) {
-    armRandom(f, COMMITTER_POINTS);
+    // The committer's points, and those routing adds: the tails read, the tables' entries and the
+    // routed position appended (crashes before and after each).
+    armRandom(f, [...COMMITTER_POINTS, ...ROUTING_POINTS]);
     armCommitRaces(f, clock);
   }
   // How the batches went: deferred, or routed in the ingest (both must happen when mixed).
@@ -96,12 +115,27 @@ async function soak(seed: number, deferRouting: true | { aboveTables: number }):
     };
     return { ...deps, ledger };
   };
-  await deliverInterleaved(h, shards, rng, ingestPlans, committerPlans, async (plan, i) => {
+  await deliverInterleaved(h, interleaved, rng, ingestPlans, committerPlans, async (plan, i) => {
+    // Committer runs come a schedule tick apart: the leases of crashed runs run out in time, and a
+    // shard's deferred backlog gets routed (then its narrow batches go to their tables directly).
+    if (i === 0) clock.advance(LEASE_MS / 2);
     const run = await runCommitter(h.committer(`c-${i}`, plan));
     for (const r of run.routed ?? []) if (r.status === 'routed') deferredBatches += r.batches;
   });
+  // The held stretch, after a committer run that routes the backlog (leases of crashes run out).
+  clock.advance(10 * LEASE_MS);
+  const routing = await runCommitter(h.p.committerDeps({ owner: 'tick', leaseMs: LEASE_MS }));
+  for (const r of routing.routed ?? []) if (r.status === 'routed') deferredBatches += r.batches;
+  const first = shards[0]!;
+  await deliver(h, first, first.recs.length - held, first.recs.length, {
+    plan: ingestPlans.get(first.id)!,
+    bisect: () => rng.chance(0.5),
+  });
   const fired = [...ingestPlans.values(), ...committerPlans].reduce((n, f) => n + f.log.length, 0);
   expect(fired).toBeGreaterThan(5);
+  // Routing's own appends faulted (the committer appends only when it routes): counted over the
+  // soaks, since how many a soak makes depends on how its committers interleave.
+  routingFaults += committerPlans.reduce((n, f) => n + f.firedAt('ledger.appendEntries'), 0);
 
   // Settle: leases of crashed committers run out; clean committer runs until nothing is staged.
   clock.advance(10 * LEASE_MS);
@@ -132,6 +166,8 @@ async function soak(seed: number, deferRouting: true | { aboveTables: number }):
   await expectWarehouseValid(h.p.wh);
 }
 
+let routingFaults = 0;
+
 describe('deferred routing: exactly once under faults, batches deferred or routed in the ingest', () => {
   for (const seed of [6101, 6102]) {
     it(`seed ${seed}, every batch deferred`, async () => {
@@ -143,6 +179,9 @@ describe('deferred routing: exactly once under faults, batches deferred or route
       await soak(seed, { aboveTables: 2 });
     });
   }
+  it("the soaks faulted routing's own ledger appends, before and after they applied", () => {
+    expect(routingFaults).toBeGreaterThan(0);
+  });
 });
 
 describe('a deferred batch', () => {
