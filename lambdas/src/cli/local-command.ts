@@ -73,6 +73,19 @@ export async function localUpCommand(
     sleep: (ms) => Promise.race([new Promise<void>((r) => setTimeout(r, ms)), until]),
     stopped: () => !running,
     onTable: report,
+    // Deferred batches (over `source.deferRouting` tables) are routed before the tables commit.
+    onPass: (run) => {
+      for (const r of run.routed ?? []) {
+        if (r.status === 'routed')
+          out(
+            `  routed ${r.records} deferred records of ${r.shardId} (${r.batches} batches) to ${r.tables.length} tables`,
+          );
+        else if (r.status === 'failed')
+          out(
+            `  routing the deferred batches of ${r.shardId || 'the shards'} failed: ${(r.error as Error)?.message ?? String(r.error)} (retried next run)`,
+          );
+      }
+    },
     keepRuns: false,
   });
   await until;
