@@ -126,7 +126,7 @@ export const PORT_METHODS = {
     'commitTable',
   ],
   store: ['get', 'put', 'putIfAbsent', 'exists', 'delete', 'list', 'listChildren', 'size'],
-  lock: ['acquire', 'renew', 'release'],
+  lock: ['acquire', 'renew', 'release', 'releaseOwner'],
 } as const satisfies Record<Port, readonly string[]>;
 
 export type MethodOf<P extends Port> = (typeof PORT_METHODS)[P][number];

@@ -4,8 +4,9 @@ import { createLedgerTable } from '../../lambdas/src/adapters/aws/dynamodb-ledge
 import { DynamoLock } from '../../lambdas/src/adapters/aws/dynamodb-lock.ts';
 import { ErrorKind, FloeError } from '../../lambdas/src/errors.ts';
 import type { Clock } from '../../lambdas/src/ports/clock.ts';
-import { type Lease, leaseRemainingMs, leaseValid } from '../../lambdas/src/ports/lock.ts';
+import { type Lease, leaseRemainingMs, leaseValid, releaseLease } from '../../lambdas/src/ports/lock.ts';
 import { type LocalDynamo, startDynalite } from '../helpers/dynalite.ts';
+import { Faults } from '../helpers/faults.ts';
 
 const TABLE = 'floe-lock-test';
 let dynamo: LocalDynamo;
@@ -143,6 +144,38 @@ describe('DynamoLock', () => {
     expect((await rejection(lock.renew(mine))).kind).toBe(ErrorKind.LockHeld);
     expect(await lock.renew(again)).toMatchObject({ token: again.token });
     for (let i = 1; i < tokens.length; i++) expect(tokens[i]!).toBeGreaterThan(tokens[i - 1]!);
+  });
+
+  it('releaseLease: a release whose request or answer is lost is asked again; failing that, the owner gives its hold up', async () => {
+    // [release faults before the call, after it, whether releaseOwner is faulted too, lock free after?]
+    const cases: [number, number, boolean, boolean][] = [
+      [0, 0, false, true],
+      [2, 0, false, true], // two requests lost, the third lands
+      [2, 0, true, true], // the same with releaseOwner lost: the third release alone frees it
+      [0, 3, false, true], // applied, every answer lost
+      [3, 0, false, true], // every release lost: releaseOwner gives it up
+      [3, 0, true, false], // and releaseOwner lost too: only expiry frees it
+    ];
+    for (const [before, after, ownerLost, free] of cases) {
+      const f = new Faults(before * 10 + after);
+      if (before > 0) f.add({ port: 'lock', method: 'release', timing: 'before', times: before });
+      if (after > 0) f.add({ port: 'lock', method: 'release', timing: 'after', times: after });
+      if (ownerLost) f.add({ port: 'lock', method: 'releaseOwner', times: Number.POSITIVE_INFINITY });
+      const faulty = f.lock(lock);
+      const name = freshName();
+      const lease = (await lock.acquire(name, 'run-a', 60_000))!;
+      await releaseLease(faulty, lease); // never throws
+      const next = await lock.acquire(name, 'run-b', 60_000);
+      expect(next !== undefined, `before ${before}, after ${after}, owner lost ${ownerLost}`).toBe(free);
+    }
+    // A lease another holder has taken is left alone.
+    const name = freshName();
+    const old = (await lock.acquire(name, 'run-a', 10_000))!;
+    clock.t += 10_000;
+    const taken = (await lock.acquire(name, 'run-b', 10_000))!;
+    await releaseLease(lock, old);
+    expect(await lock.acquire(name, 'run-c', 10_000)).toBeUndefined();
+    await lock.release(taken);
   });
 
   it('rejects a non-positive lease duration', async () => {

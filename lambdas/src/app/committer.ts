@@ -74,7 +74,7 @@ import {
   streamDeadLetter,
 } from '../ports/dead-letters.ts';
 import { type Ledger, type LedgerEntry, unbrokenRun } from '../ports/ledger.ts';
-import { type Lease, type Lock, releaseOwned } from '../ports/lock.ts';
+import { type Lease, type Lock, releaseLease, releaseOwned } from '../ports/lock.ts';
 import { deleteQuietly } from '../ports/object-store.ts';
 import type { SchemaRegistry } from '../ports/schema-registry.ts';
 import { type DecodedAvro, decodeJsonRecord, decodeRecord } from '../records/decode.ts';
@@ -298,7 +298,7 @@ export async function commitTable(all: CommitterDeps, table: string): Promise<Ta
     if (last && !isUncertain(error)) await deleteQuietly(deps.store, last.written);
     return { ...empty, created, status: 'failed', error, durationMs: deps.clock.nowMs() - started };
   } finally {
-    await deps.lock.release(lease).catch(() => undefined);
+    await releaseLease(deps.lock, lease);
   }
 }
 

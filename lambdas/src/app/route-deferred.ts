@@ -24,7 +24,7 @@
 import { forEachBounded, settleAll } from '../engine/bounded.ts';
 import { DEFERRED_CHAIN, decodeDeferredBatch, ROUTED_CHAIN } from '../engine/deferred-batch.ts';
 import { appendEntries, type LedgerEntry, unbrokenRun } from '../ports/ledger.ts';
-import { type Lease, type Lock, releaseOwned } from '../ports/lock.ts';
+import { type Lease, type Lock, releaseLease, releaseOwned } from '../ports/lock.ts';
 import { deleteQuietly } from '../ports/object-store.ts';
 import type { KinesisBatchRecord } from '../records/kinesis-event.ts';
 import { type IngestDeps, type IngestResult, ingestBatch } from './ingest.ts';
@@ -140,7 +140,7 @@ async function routeShard(deps: RouteDeps, shardId: string): Promise<ShardRoutin
   } catch (error) {
     return { ...none, status: 'failed', error };
   } finally {
-    await deps.lock.release(lease).catch(() => undefined);
+    await releaseLease(deps.lock, lease);
   }
 }
 

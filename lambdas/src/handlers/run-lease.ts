@@ -16,7 +16,7 @@
  * fails, whatever this owner may hold is given up before the error is thrown, so one lost answer
  * does not keep the next runs out until the lease expires.
  */
-import { type Lease, type Lock, releaseOwned } from '../ports/lock.ts';
+import { type Lease, type Lock, releaseLease, releaseOwned } from '../ports/lock.ts';
 
 /** Attempts of a run-lease acquire whose outcome is unknown, and the pause between them. */
 const ACQUIRE_ATTEMPTS = 3;
@@ -86,7 +86,12 @@ export async function withRunLease<T>(
   try {
     return { ran: true, value: await run() };
   } finally {
-    // A lease lost meanwhile (expired and taken) is no error of this run's.
-    await lock.release(lease).catch(() => undefined);
+    // A lease lost meanwhile (expired and taken) is no error of this run's; a release that fails
+    // (request or answer lost) is asked again, so the next run is not kept out until expiry.
+    await releaseLease(
+      lock,
+      lease,
+      (attempt) => new Promise((r) => setTimeout(r, ACQUIRE_PAUSE_MS * attempt)),
+    );
   }
 }

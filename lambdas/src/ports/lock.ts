@@ -58,6 +58,33 @@ export async function releaseOwned(lock: Lock, name: string, owner: string): Pro
   await lock.releaseOwner?.(name, owner).catch(() => undefined);
 }
 
+/** Attempts `releaseLease` makes before it gives the owner's hold up (`releaseOwned`). */
+export const RELEASE_ATTEMPTS = 3;
+
+/**
+ * Releases `lease`, asked again when the release fails (its request or its answer lost: a release
+ * that is not made keeps every other holder out until the lease expires); after the last failure,
+ * whatever the lease's owner holds is given up (`releaseOwned`). A lease another holder has taken
+ * (LockHeld) is not ours to release. Never throws; `pause` waits between attempts (default none:
+ * the SDK already backs off within each).
+ */
+export async function releaseLease(
+  lock: Lock,
+  lease: Lease,
+  pause?: (attempt: number) => Promise<void>,
+): Promise<void> {
+  for (let attempt = 1; attempt <= RELEASE_ATTEMPTS; attempt++) {
+    try {
+      await lock.release(lease);
+      return;
+    } catch (e) {
+      if (e instanceof FloeError && e.kind === ErrorKind.LockHeld) return;
+      if (attempt < RELEASE_ATTEMPTS) await pause?.(attempt);
+    }
+  }
+  await releaseOwned(lock, lease.name, lease.owner);
+}
+
 /** True while `lease` has not expired at `nowMs`. */
 export function leaseValid(lease: Lease, nowMs: number): boolean {
   return nowMs < lease.expiresAtMs;

@@ -10,7 +10,7 @@
 import { ErrorKind, isFloeError } from '../../errors.ts';
 import type { TableMetadata } from '../../iceberg/table-metadata.ts';
 import type { Catalog, LoadedTable, TableIdentifier } from '../../ports/catalog.ts';
-import type { Lease, Lock } from '../../ports/lock.ts';
+import { type Lease, type Lock, releaseLease } from '../../ports/lock.ts';
 
 export class LeaseKeeper {
   private lease: Lease;
@@ -51,7 +51,7 @@ export class LeaseKeeper {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
     await this.pending;
-    if (this.lost === undefined) await this.lock.release(this.lease).catch(() => undefined);
+    if (this.lost === undefined) await releaseLease(this.lock, this.lease);
   }
 }
 
