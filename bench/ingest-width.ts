@@ -40,6 +40,7 @@ import { LocalObjectStore } from '../lambdas/src/adapters/local/local-object-sto
 import { systemClock } from '../lambdas/src/adapters/local/system-clock.ts';
 import { runCommitter, type TableCommitResult } from '../lambdas/src/app/committer.ts';
 import { type IngestDeps, type IngestResult, ingestBatch } from '../lambdas/src/app/ingest.ts';
+import { DEFAULT_DEFER_ABOVE_TABLES } from '../lambdas/src/config.ts';
 import { TableCache } from '../lambdas/src/engine/table-cache.ts';
 import { type IngestHandler, makeIngestHandler } from '../lambdas/src/handlers/ingest.ts';
 import { buildKinesisEvent, parseKinesisEvent } from '../lambdas/src/records/kinesis-event.ts';
@@ -66,8 +67,8 @@ export const WIDTH_CONFIG = {
   partitioning: { candidates: [] },
   ...(DEFER ? {} : { source: { deferRouting: false } }),
 };
-/** Whether a batch over `tables` tables is deferred under WIDTH_CONFIG (the default bound: 32). */
-const defers = (tables: number) => DEFER && tables > 32;
+/** Whether a batch over `tables` tables is deferred under WIDTH_CONFIG (the app's default bound). */
+const defers = (tables: number) => DEFER && tables > DEFAULT_DEFER_ABOVE_TABLES;
 
 const SEED = envInt('BENCH_SEED', 7);
 const RECORDS = envInt('BENCH_IW_RECORDS', 5_000);

@@ -24,7 +24,7 @@ import {
   tableId,
   typeConflictFor,
 } from '../config.ts';
-import { type CommitDeps, commitAppend } from '../engine/append.ts';
+import { type CommitDeps, commitAppend, committingTo } from '../engine/append.ts';
 import { forEachBounded, inGroups, settleAll } from '../engine/bounded.ts';
 import { type DeadLetter, DeadLetterReason } from '../engine/dead-letters.ts';
 import { isDeferralChain } from '../engine/deferred-batch.ts';
@@ -61,7 +61,6 @@ import { dataFileFromJson } from '../iceberg/manifest/data-file-json.ts';
 import type { DataFile } from '../iceberg/manifest/types.ts';
 import { applyUpdates, type TableUpdate } from '../iceberg/metadata/index.ts';
 import { schemaStruct } from '../iceberg/schema.ts';
-import { MAIN_BRANCH } from '../iceberg/snapshot.ts';
 import { currentSchema, defaultSpec } from '../iceberg/table-metadata.ts';
 import type { StructType } from '../iceberg/types.ts';
 import type { Row } from '../iceberg/values.ts';
@@ -74,7 +73,7 @@ import {
   streamDeadLetter,
 } from '../ports/dead-letters.ts';
 import { type Ledger, type LedgerEntry, unbrokenRun } from '../ports/ledger.ts';
-import { type Lease, type Lock, releaseLease, releaseOwned } from '../ports/lock.ts';
+import { acquireLease, type Lease, type Lock, releaseLease } from '../ports/lock.ts';
 import { deleteQuietly } from '../ports/object-store.ts';
 import type { SchemaRegistry } from '../ports/schema-registry.ts';
 import { type DecodedAvro, decodeJsonRecord, decodeRecord } from '../records/decode.ts';
@@ -209,7 +208,7 @@ export async function commitTable(all: CommitterDeps, table: string): Promise<Ta
   const cfg = all.config;
   // The branch this table commits to (config `branches`); its own watermark says what it holds.
   const branch = all.branch ?? branchFor(cfg, table);
-  const deps: CommitterDeps = branch === MAIN_BRANCH ? all : { ...all, branch };
+  const deps = committingTo(all, branch);
   const id = tableId(cfg, table);
   const empty = {
     table,
@@ -225,12 +224,9 @@ export async function commitTable(all: CommitterDeps, table: string): Promise<Ta
   const lock = lockName(cfg, table);
   let lease0: Lease | undefined;
   try {
-    lease0 = await deps.lock.acquire(lock, deps.owner, deps.leaseMs ?? 120_000);
+    lease0 = await acquireLease(deps.lock, lock, deps.owner, deps.leaseMs ?? 120_000);
   } catch (error) {
     // This table's failure, not the run's: the other tables' commits go on, the next run retries.
-    // The acquire may have been applied with its answer lost: give up what this owner may hold,
-    // so the next run need not wait for the lease to expire.
-    await releaseOwned(deps.lock, lock, deps.owner);
     return { ...empty, status: 'failed', error, durationMs: deps.clock.nowMs() - started };
   }
   if (!lease0) return { ...empty, status: 'locked', durationMs: deps.clock.nowMs() - started };

@@ -1,8 +1,9 @@
 /**
  * Publishing a branch (write-audit-publish): `main` fast-forwards to the branch's head when main's
- * head is in the branch's history (or main has none), one commit that moves main's ref and gives
- * main the branch's streaming watermark (`mainWatermark`); otherwise main moved since the branch left it and publishing would drop main's newer snapshots, which is
- * refused with the snapshots that are in the way.
+ * head is in the branch's history (or main has none), in one commit that moves main's ref and
+ * gives main the branch's streaming watermark (`mainWatermark`); otherwise main moved since the
+ * branch left it and publishing would drop main's newer snapshots, which is refused with the
+ * snapshots that are in the way.
  */
 import type { CommitDeps } from '../engine/append.ts';
 import {

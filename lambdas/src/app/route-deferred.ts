@@ -24,10 +24,10 @@
 import { forEachBounded, settleAll } from '../engine/bounded.ts';
 import { DEFERRED_CHAIN, decodeDeferredBatch, ROUTED_CHAIN } from '../engine/deferred-batch.ts';
 import { appendEntries, type LedgerEntry, unbrokenRun } from '../ports/ledger.ts';
-import { type Lease, type Lock, releaseLease, releaseOwned } from '../ports/lock.ts';
+import { acquireLease, type Lease, type Lock, releaseLease } from '../ports/lock.ts';
 import { deleteQuietly } from '../ports/object-store.ts';
 import type { KinesisBatchRecord } from '../records/kinesis-event.ts';
-import { type IngestDeps, type IngestResult, ingestBatch } from './ingest.ts';
+import { type IngestDeps, ingestBatch } from './ingest.ts';
 
 export interface RouteDeps {
   /** The ingest the deferred records go through (the committer's view of the stack). */
@@ -46,7 +46,6 @@ export interface ShardRouting {
   readonly records: number;
   /** The tables that got entries. */
   readonly tables: readonly string[];
-  readonly ingest?: IngestResult;
   readonly error?: unknown;
 }
 
@@ -89,9 +88,8 @@ async function routeShard(deps: RouteDeps, shardId: string): Promise<ShardRoutin
   const name = `route/${shardId}`;
   let lease: Lease | undefined;
   try {
-    lease = await deps.lock.acquire(name, deps.owner, deps.leaseMs ?? 120_000);
+    lease = await acquireLease(deps.lock, name, deps.owner, deps.leaseMs ?? 120_000);
   } catch (error) {
-    await releaseOwned(deps.lock, name, deps.owner);
     return { ...none, status: 'failed', error };
   }
   if (!lease) return { ...none, status: 'locked' };
@@ -117,7 +115,6 @@ async function routeShard(deps: RouteDeps, shardId: string): Promise<ShardRoutin
       batches: run.length,
       records: records.length,
       tables: ingest.tables.map((t) => t.table),
-      ingest,
     };
     if (ingest.failures.length > 0) return { ...base, status: 'failed', error: ingest.failures[0]!.error };
     // 4. The position routed to, then the bookkeeping.

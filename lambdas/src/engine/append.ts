@@ -39,6 +39,11 @@ export interface CommitDeps {
   readonly branch?: string;
 }
 
+/** `deps` committing to `branch` (themselves when it is main: commits go there by default). */
+export function committingTo<D extends CommitDeps>(deps: D, branch: string): D {
+  return branch === MAIN_BRANCH ? deps : { ...deps, branch };
+}
+
 /** What the caller staged against one loaded base. */
 export interface PreparedAppend {
   /** Schema / spec evolution applied before the snapshot (metadata-only changes). */

@@ -23,7 +23,6 @@ import {
   tableId,
   upsertFor,
 } from '../config.ts';
-import { MAIN_BRANCH } from '../iceberg/snapshot.ts';
 import { type ChangeOp, isTombstone, readChange } from '../records/change-event.ts';
 import {
   isTooDeep,
@@ -35,6 +34,7 @@ import {
 import { invalidUtf8Offset } from '../records/shape-scanner.ts';
 import { compileConsolidation } from '../routing/consolidate.ts';
 import type { RouteResult } from '../routing/index.ts';
+import { committingTo } from './append.ts';
 import { forEachBounded } from './bounded.ts';
 import { ColumnarTableBatch, type RawResolver } from './columnar-batch.ts';
 import { type ColumnarPart, LocalPart } from './columnar-part.ts';
@@ -558,7 +558,7 @@ export class LoadRun {
       const id = tableId(this.deps.config, table);
       // The branch this table commits to: `--branch` for every table, else the config's (main).
       const branch = this.deps.branch ?? branchFor(this.deps.config, table);
-      const deps = branch === MAIN_BRANCH ? this.deps : { ...this.deps, branch };
+      const deps = committingTo(this.deps, branch);
       w = {
         key: table,
         load: new TableLoad(deps, id, (d) => this.rejectFor(table, d), this.reshapeFor(table)),

@@ -16,7 +16,7 @@
  * fails, whatever this owner may hold is given up before the error is thrown, so one lost answer
  * does not keep the next runs out until the lease expires.
  */
-import { type Lease, type Lock, releaseLease, releaseOwned } from '../ports/lock.ts';
+import { acquireLease, type Lease, type Lock, releaseLease } from '../ports/lock.ts';
 
 /** Attempts of a run-lease acquire whose outcome is unknown, and the pause between them. */
 const ACQUIRE_ATTEMPTS = 3;
@@ -31,12 +31,12 @@ async function acquireResolving(
 ): Promise<Lease | undefined> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await lock.acquire(name, owner, ms);
+      // The last attempt gives up what the owner may hold when it throws (`acquireLease`).
+      return attempt >= ACQUIRE_ATTEMPTS
+        ? await acquireLease(lock, name, owner, ms)
+        : await lock.acquire(name, owner, ms);
     } catch (e) {
-      if (attempt >= ACQUIRE_ATTEMPTS) {
-        await releaseOwned(lock, name, owner);
-        throw e;
-      }
+      if (attempt >= ACQUIRE_ATTEMPTS) throw e;
       await new Promise((r) => setTimeout(r, ACQUIRE_PAUSE_MS * attempt));
     }
   }

@@ -58,6 +58,25 @@ export async function releaseOwned(lock: Lock, name: string, owner: string): Pro
   await lock.releaseOwner?.(name, owner).catch(() => undefined);
 }
 
+/**
+ * `lock.acquire`, and when it throws, whatever `owner` may hold on `name` given up before the error
+ * goes on: the acquire may have been applied with its answer lost, and would otherwise keep
+ * everyone out until the lease expires.
+ */
+export async function acquireLease(
+  lock: Lock,
+  name: string,
+  owner: string,
+  leaseMs: number,
+): Promise<Lease | undefined> {
+  try {
+    return await lock.acquire(name, owner, leaseMs);
+  } catch (e) {
+    await releaseOwned(lock, name, owner);
+    throw e;
+  }
+}
+
 /** Attempts `releaseLease` makes before it gives the owner's hold up (`releaseOwned`). */
 export const RELEASE_ATTEMPTS = 3;
 

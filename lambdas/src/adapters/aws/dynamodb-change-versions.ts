@@ -28,6 +28,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { forEachBounded } from '../../engine/bounded.ts';
 import { ErrorKind, FloeError } from '../../errors.ts';
+import { MAIN_BRANCH } from '../../iceberg/snapshot.ts';
 import type { ChangeVersions, KeyVersion } from '../../ports/change-versions.ts';
 import { dynamoError } from './dynamodb-ledger.ts';
 
@@ -144,6 +145,6 @@ export class DynamoChangeVersions implements ChangeVersions {
 function itemKey(location: string, key: string, branch: string | undefined): ItemKey {
   const hash = createHash('sha256').update(key).digest();
   const bucket = (hash[0]! % BUCKETS).toString().padStart(2, '0');
-  const scope = branch === undefined || branch === 'main' ? location : `${location}@${branch}`;
+  const scope = branch === undefined || branch === MAIN_BRANCH ? location : `${location}@${branch}`;
   return { key, pk: `VERSIONS#${scope}#${bucket}`, sk: `K#${hash.toString('hex')}` };
 }

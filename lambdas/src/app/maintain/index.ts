@@ -5,6 +5,7 @@
  * fails (reported with its error) does not stop the ones after it.
  */
 
+import { committingTo } from '../../engine/append.ts';
 import { MAIN_BRANCH } from '../../iceberg/snapshot.ts';
 import { asSeenFromBranch, currentSnapshot, type TableMetadata } from '../../iceberg/table-metadata.ts';
 import { type LoadedTable, type TableIdentifier, tableIdToString } from '../../ports/catalog.ts';
@@ -109,7 +110,7 @@ export async function maintainTable(
       if (moved) say(`location ${table.metadata.location} → ${moved}${dryRun ? ' (dry run)' : ''}`);
     });
   }
-  const rewriting: MaintenanceDeps = working === MAIN_BRANCH ? deps : { ...deps, branch: working };
+  const rewriting = committingTo(deps, working);
   if (opts.steps.compact) {
     await step('compact', async () => {
       const bins = await planCompaction(deps, onBranch(table), th);

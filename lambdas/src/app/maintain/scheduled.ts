@@ -29,7 +29,7 @@ import { planScan } from '../../iceberg/scan.ts';
 import { asSeenFromBranch } from '../../iceberg/table-metadata.ts';
 import type { LoadedTable, TableIdentifier } from '../../ports/catalog.ts';
 import type { Ledger } from '../../ports/ledger.ts';
-import { type Lease, type Lock, releaseOwned } from '../../ports/lock.ts';
+import { acquireLease, type Lease, type Lock } from '../../ports/lock.ts';
 import { type MaintenanceLog, visitingOrder } from '../../ports/maintenance-log.ts';
 import type { ManagedMaintenance, ManagedOutcome } from '../../ports/managed-maintenance.ts';
 import type { ObjectStore } from '../../ports/object-store.ts';
@@ -182,11 +182,9 @@ async function maintainOne(
   const lock = lockName(deps.config, key);
   let lease: Lease | undefined;
   try {
-    lease = await deps.lock.acquire(lock, deps.owner, deps.leaseMs);
+    lease = await acquireLease(deps.lock, lock, deps.owner, deps.leaseMs);
   } catch (error) {
-    // This table's failure, not the run's: the next tables are still visited. An acquire applied
-    // with its answer lost would hold the lease until it expires: give it up.
-    await releaseOwned(deps.lock, lock, deps.owner);
+    // This table's failure, not the run's: the next tables are still visited.
     return done({ status: 'failed', error });
   }
   if (!lease) return done({ status: 'locked' });
