@@ -14,7 +14,7 @@
  */
 import { DEFERRED_CHAIN, encodeDeferredBatch, ROUTED_CHAIN } from '../../engine/deferred-batch.ts';
 import { appendEntries, compareSequence, type LedgerEntry } from '../../ports/ledger.ts';
-import type { KinesisBatch } from '../../records/kinesis-event.ts';
+import type { KinesisBatch, KinesisBatchRecord } from '../../records/kinesis-event.ts';
 import type { IngestDeps } from './deps.ts';
 import type { IngestResult } from './result.ts';
 
@@ -39,7 +39,7 @@ export async function deferBatch(
 ): Promise<IngestResult> {
   const tail = tails.get(DEFERRED_CHAIN) ?? null;
   const fresh = batch.records.filter((r) => tail === null || compareSequence(r.sequenceNumber, tail) > 0);
-  const oldest = batch.records.reduce((m, r) => Math.min(m, r.arrivalMs), Number.POSITIVE_INFINITY);
+  const oldest = oldestOf(batch.records);
   const base: IngestResult = {
     shardId: batch.shardId,
     records: batch.records.length,
@@ -65,7 +65,8 @@ export async function deferBatch(
       previousLastSequence: tail,
       files: [{ uri, kind: 'pending', records: fresh.length, bytes: bytes.length }],
       records: fresh.length,
-      oldestArrivalMs: Math.max(0, Math.floor(fresh.reduce((m, r) => Math.min(m, r.arrivalMs), oldest))),
+      // The entry's own records only, so a retry of the same range gives the same content.
+      oldestArrivalMs: Math.max(0, Math.floor(oldestOf(fresh))),
       createdAtMs: deps.clock.nowMs(),
       status: 'staged',
     };
@@ -80,4 +81,8 @@ export async function deferBatch(
       failedSequence: first,
     };
   }
+}
+
+function oldestOf(records: readonly KinesisBatchRecord[]): number {
+  return records.reduce((m, r) => Math.min(m, r.arrivalMs), Number.POSITIVE_INFINITY);
 }
