@@ -380,7 +380,8 @@ export class ColumnarTableBatch {
         if (c.heapLen + len > c.heap.length) this.growHeap(c, c.heapLen + len);
         const h = c.heap;
         let at = c.heapLen;
-        if (len < 20) for (let j = 0; j < len; j++) h[at++] = bytes[from + j]!;
+        // Short strings by hand: a subarray is an object (a Buffer's, a FastBuffer) for the GC.
+        if (len < 96) for (let j = 0; j < len; j++) h[at++] = bytes[from + j]!;
         else {
           h.set(bytes.subarray(from, from + len), at);
           at += len;

@@ -22,6 +22,7 @@ import {
   sliceColumnar,
   supportsColumnar,
   writeColumnarDataFile,
+  writesNatively,
 } from '../parquet/index.ts';
 import type { ParquetCompression } from '../parquet/writer.ts';
 import type { ColumnNeeds, FitOptions } from '../schema/fit.ts';
@@ -154,7 +155,7 @@ export async function encodeColumns(
         // A large file is written a slice of rows at a time: the Arrow and wasm memory of one
         // slice, not of the whole file (parquet-wasm's memory never shrinks once grown).
         const file =
-          encoder === undefined && part.rowCount > STREAM_ROWS
+          encoder === undefined && part.rowCount > STREAM_ROWS && !writesNatively(schema, part, opts)
             ? await streamColumns(schema, part, opts)
             : write(schema, part, opts);
         out.push({ tuple: g.tuple, file });

@@ -19,18 +19,28 @@
  */
 import * as arrow from 'apache-arrow';
 import { ErrorKind, FloeError } from '../errors.ts';
-import { indexById, type Schema } from '../iceberg/schema.ts';
+import type { Schema } from '../iceberg/schema.ts';
 import { type IcebergType, primitiveToString } from '../iceberg/types.ts';
 import type { IcebergValue } from '../iceberg/values.ts';
-import { hasColumns } from './arrow-schema.ts';
+import { type FloatBounds, floatBounds32, floatBounds64, int32Bounds, int64Bounds } from './bounds.ts';
 import { badValue, finishLeaf, setBounds, type Val, Validity } from './build-common.ts';
 import type { BuiltColumns } from './column-builder.ts';
 import type { LeafNode, PlanNode, StructNode, WritePlan } from './column-plan.ts';
+import { checkArray, checkIds, checkLength, fits } from './columnar-checks.ts';
+import { Codec, type CodecId } from './compression.ts';
 import { PARENT_NULL } from './extract.ts';
+import { canWriteNative, type NativeWriteSettings, writeNative } from './file-writer.ts';
 import { buildLeaf, utf8Data } from './leaf-builders.ts';
 import type { Allocator } from './memory.ts';
 import { type LeafStats, newLeafStats } from './metrics.ts';
-import { type DataFileResult, type WriteOptions, writeBuiltColumns } from './writer.ts';
+import {
+  type DataFileResult,
+  type ParquetCompression,
+  settings,
+  type WriteOptions,
+  writablePlan,
+  writeBuiltColumns,
+} from './writer.ts';
 
 /** One primitive leaf column of a batch; `valid[i] === 0` means null at row i (undefined = no nulls). */
 export type ColumnValues =
@@ -153,6 +163,8 @@ export function writeColumnarDataFile(
   if (!Number.isSafeInteger(n) || n < 0) {
     throw new FloeError(ErrorKind.DataInvalid, `rowCount must be a non-negative integer, got ${n}`);
   }
+  const native = nativeSettings(schema, batch, opts);
+  if (native !== undefined) return writeNative(schema, native.plan, batch, native.settings);
   const options =
     batch.dictionary && !opts.dictionaryColumns ? { ...opts, dictionaryColumns: batch.dictionary } : opts;
   return writeBuiltColumns(
@@ -160,6 +172,44 @@ export function writeColumnarDataFile(
     (plan, alloc) => buildColumnarColumns(schema, plan, batch, alloc),
     options,
   );
+}
+
+/** Parquet's codec ids of the writer's compression names. */
+const CODEC_IDS: Record<ParquetCompression, CodecId> = {
+  zstd: Codec.ZSTD,
+  snappy: Codec.SNAPPY,
+  gzip: Codec.GZIP,
+  uncompressed: Codec.UNCOMPRESSED,
+};
+
+/**
+ * The native writer's settings for this batch (file-writer.ts), or undefined when parquet-wasm
+ * writes it (a column type or value kind the native writer does not take, a codec it cannot
+ * compress, no rows).
+ */
+function nativeSettings(
+  schema: Schema,
+  batch: ColumnarBatch,
+  opts: WriteOptions,
+): { plan: WritePlan; settings: NativeWriteSettings } | undefined {
+  const codec = CODEC_IDS[opts.compression ?? 'zstd'];
+  if (codec === undefined) return undefined;
+  const plan = writablePlan(schema);
+  if (!canWriteNative(plan, batch, codec)) return undefined;
+  const s = settings(opts);
+  return {
+    plan,
+    settings: {
+      codec,
+      rowGroupRows: s.rowGroupRows,
+      metricsTruncateLength: opts.metricsTruncateLength ?? 16,
+    },
+  };
+}
+
+/** True when `writeColumnarDataFile` writes this batch itself, with no parquet-wasm (and no wasm memory). */
+export function writesNatively(schema: Schema, batch: ColumnarBatch, opts: WriteOptions = {}): boolean {
+  return supportsColumnar(schema) && nativeSettings(schema, batch, opts) !== undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -247,66 +297,6 @@ function combineValidity(
     }
   }
   return { val, valid: val.nulls + val.hidden === 0 ? undefined : valid };
-}
-
-type Ctor = { new (n: number): unknown; readonly name: string };
-
-function checkArray(node: PlanNode, a: unknown, ctor: Ctor, what: string, n: number): void {
-  if (!(a instanceof ctor)) {
-    throw new FloeError(
-      ErrorKind.DataInvalid,
-      `column '${node.path}': ${what} must be a ${ctor.name}, got ${describeArray(a)}`,
-      { context: { column: node.path } },
-    );
-  }
-  checkLength(node, (a as ArrayLike<unknown>).length, what, n);
-}
-
-function checkLength(node: PlanNode, length: number, what: string, n: number): void {
-  if (length < n) {
-    throw new FloeError(
-      ErrorKind.DataInvalid,
-      `column '${node.path}': ${what} has ${length} entries for ${n} rows`,
-      {
-        context: { column: node.path },
-      },
-    );
-  }
-}
-
-function describeArray(a: unknown): string {
-  if (a === null || a === undefined) return String(a);
-  if (typeof a === 'object') return (a as object).constructor?.name ?? 'object';
-  return typeof a;
-}
-
-/** Which `ColumnValues` kinds carry each primitive type (besides `any`, which carries all). */
-function fits(kind: ColumnValues['kind'], node: LeafNode): boolean {
-  switch (kind) {
-    case 'any':
-      return true;
-    case 'int64':
-      return (
-        node.type.kind === 'long' ||
-        node.type.kind === 'time' ||
-        node.type.kind === 'timestamp' ||
-        node.type.kind === 'timestamptz' ||
-        node.type.kind === 'timestamp_ns' ||
-        node.type.kind === 'timestamptz_ns'
-      );
-    case 'int32':
-      return node.type.kind === 'int' || node.type.kind === 'date';
-    case 'float64':
-      return node.type.kind === 'double';
-    case 'float32':
-      return node.type.kind === 'float';
-    case 'bool':
-      return node.type.kind === 'boolean';
-    case 'utf8':
-      return node.type.kind === 'string' || node.type.kind === 'uuid';
-    case 'utf8-bytes':
-      return node.type.kind === 'string';
-  }
 }
 
 function buildLeafColumn(node: LeafNode, parentValid: Uint8Array | undefined, ctx: Ctx): arrow.Data {
@@ -541,165 +531,4 @@ function claim<A extends Typed>(ctx: Ctx, a: A, n: number): A {
   if (ctx.claimed.has(a.buffer)) return view.slice() as A;
   ctx.claimed.add(a.buffer);
   return view;
-}
-
-// ---- min/max/NaN scans over the non-null entries (`valid` undefined = all valid) ----
-
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
-function int64Bounds(
-  a: BigInt64Array,
-  n: number,
-  valid: Uint8Array | undefined,
-): { min: bigint; max: bigint } | undefined {
-  if (!LITTLE_ENDIAN) {
-    let seen = false;
-    let min = 0n;
-    let max = 0n;
-    for (let i = 0; i < n; i++) {
-      if (valid !== undefined && valid[i] === 0) continue;
-      const v = a[i]!;
-      if (!seen) {
-        min = max = v;
-        seen = true;
-      } else if (v < min) min = v;
-      else if (v > max) max = v;
-    }
-    return seen ? { min, max } : undefined;
-  }
-  // Compare (signed high word, unsigned low word) pairs: no BigInt per value.
-  const w = new Int32Array(a.buffer, a.byteOffset, n * 2);
-  let seen = false;
-  let minHi = 0;
-  let minLo = 0;
-  let maxHi = 0;
-  let maxLo = 0;
-  for (let i = 0; i < n; i++) {
-    if (valid !== undefined && valid[i] === 0) continue;
-    const hi = w[2 * i + 1]!;
-    const lo = w[2 * i]! >>> 0;
-    if (!seen) {
-      minHi = maxHi = hi;
-      minLo = maxLo = lo;
-      seen = true;
-    } else if (hi < minHi || (hi === minHi && lo < minLo)) {
-      minHi = hi;
-      minLo = lo;
-    } else if (hi > maxHi || (hi === maxHi && lo > maxLo)) {
-      maxHi = hi;
-      maxLo = lo;
-    }
-  }
-  if (!seen) return undefined;
-  return {
-    min: BigInt(minHi) * 4294967296n + BigInt(minLo),
-    max: BigInt(maxHi) * 4294967296n + BigInt(maxLo),
-  };
-}
-
-function int32Bounds(
-  a: Int32Array,
-  n: number,
-  valid: Uint8Array | undefined,
-): { min: number; max: number } | undefined {
-  let seen = false;
-  let min = 0;
-  let max = 0;
-  for (let i = 0; i < n; i++) {
-    if (valid !== undefined && valid[i] === 0) continue;
-    const v = a[i]!;
-    if (!seen) {
-      min = max = v;
-      seen = true;
-    } else if (v < min) min = v;
-    else if (v > max) max = v;
-  }
-  return seen ? { min, max } : undefined;
-}
-
-interface FloatBounds {
-  seen: boolean;
-  min: number;
-  max: number;
-  nans: number;
-}
-
-// Two copies of one loop so each stays monomorphic in its array type.
-
-/** As `buildFloat`: NaN is counted and never a bound; -0.0 sorts before +0.0. */
-function floatBounds64(a: Float64Array, n: number, valid: Uint8Array | undefined): FloatBounds {
-  let seen = false;
-  let min = 0;
-  let max = 0;
-  let nans = 0;
-  for (let i = 0; i < n; i++) {
-    if (valid !== undefined && valid[i] === 0) continue;
-    const f = a[i]!;
-    if (Number.isNaN(f)) nans++;
-    else if (!seen) {
-      min = max = f;
-      seen = true;
-    } else if (f < min || (f === 0 && min === 0 && Object.is(f, -0))) min = f;
-    else if (f > max || (f === 0 && max === 0 && Object.is(max, -0))) max = f;
-  }
-  return { seen, min, max, nans };
-}
-
-function floatBounds32(a: Float32Array, n: number, valid: Uint8Array | undefined): FloatBounds {
-  let seen = false;
-  let min = 0;
-  let max = 0;
-  let nans = 0;
-  for (let i = 0; i < n; i++) {
-    if (valid !== undefined && valid[i] === 0) continue;
-    const f = a[i]!;
-    if (Number.isNaN(f)) nans++;
-    else if (!seen) {
-      min = max = f;
-      seen = true;
-    } else if (f < min || (f === 0 && min === 0 && Object.is(f, -0))) min = f;
-    else if (f > max || (f === 0 && max === 0 && Object.is(max, -0))) max = f;
-  }
-  return { seen, min, max, nans };
-}
-
-// ---- batch ids vs schema ----
-
-const planIdsCache = new WeakMap<WritePlan, { leaves: Set<number>; structs: Set<number> }>();
-
-function planIds(plan: WritePlan): { leaves: Set<number>; structs: Set<number> } {
-  let ids = planIdsCache.get(plan);
-  if (ids) return ids;
-  ids = { leaves: new Set(plan.leaves.map((l) => l.id)), structs: new Set() };
-  const structs = ids.structs;
-  const visit = (node: PlanNode): void => {
-    if (node.kind !== 'struct') return;
-    structs.add(node.id);
-    node.children.forEach(visit);
-  };
-  plan.columns.forEach(visit);
-  planIdsCache.set(plan, ids);
-  return ids;
-}
-
-/**
- * Every id in the batch must be a leaf (or struct) the plan writes; ids of fields without columns
- * (Iceberg `unknown`, structs of only `unknown`) are ignored, since those are always null.
- */
-function checkIds(schema: Schema, plan: WritePlan, batch: ColumnarBatch): void {
-  const ids = planIds(plan);
-  const check = (id: number, known: Set<number>, what: string): void => {
-    if (known.has(id)) return;
-    const f = indexById(schema).get(id);
-    if (f !== undefined && !hasColumns(f.field.type)) return;
-    throw new FloeError(
-      ErrorKind.DataInvalid,
-      f === undefined
-        ? `batch has ${what} for field id ${id}, which is not in the schema`
-        : `batch has ${what} for field id ${id} ('${f.path.join('.')}'), which is not a ${what === 'leaf values' ? 'primitive column' : 'struct'}`,
-      { context: { fieldId: id } },
-    );
-  };
-  for (const id of batch.leaves.keys()) check(id, ids.leaves, 'leaf values');
-  if (batch.structValid) for (const id of batch.structValid.keys()) check(id, ids.structs, 'struct validity');
 }

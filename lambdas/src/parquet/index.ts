@@ -12,6 +12,7 @@ export {
   sliceColumnar,
   supportsColumnar,
   writeColumnarDataFile,
+  writesNatively,
 } from './columnar.ts';
 export { type FooterMetrics, type FooterPatch, patchFooter, readFooter } from './footer.ts';
 export type { DataFileMetrics, LeafStats } from './metrics.ts';

@@ -1,4 +1,6 @@
 import fc from 'fast-check';
+import { parquetReadObjects } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorKind, isFloeError } from '../../../lambdas/src/errors.ts';
 import type { Schema } from '../../../lambdas/src/iceberg/schema.ts';
@@ -19,9 +21,11 @@ import {
   type ColumnarLeaf,
   type ColumnValues,
   type DataFileResult,
+  type ParquetCompression,
   supportsColumnar,
   writeColumnarDataFile,
   writeDataFile,
+  writesNatively,
 } from '../../../lambdas/src/parquet/index.ts';
 import { type Duck, openDuck } from './duck.ts';
 
@@ -97,15 +101,15 @@ const DUCK_TYPES: Record<number, string> = {
 };
 
 /** `read_parquet` resolving columns by field id only (every column renamed `c<id>`), all as text. */
-function byFieldId(path: string): string {
-  const entries = Object.entries(DUCK_TYPES).map(
-    ([id, t]) => `${id}: {name: 'c${id}', type: '${t}', default_value: NULL}`,
+function byFieldId(path: string, ids: readonly string[] = Object.keys(DUCK_TYPES)): string {
+  const entries = ids.map(
+    (id) => `${id}: {name: 'c${id}', type: '${DUCK_TYPES[Number(id)]}', default_value: NULL}`,
   );
   return `read_parquet('${path}', schema = map {${entries.join(', ')}})`;
 }
-const SELECT_ALL = Object.keys(DUCK_TYPES)
-  .map((id) => `to_json(c${id})::VARCHAR AS c${id}`)
-  .join(', ');
+const selectAll = (ids: readonly string[]) =>
+  ids.map((id) => `to_json(c${id})::VARCHAR AS c${id}`).join(', ');
+const SELECT_ALL = selectAll(Object.keys(DUCK_TYPES));
 
 // ---- leaves of the schema, with how to generate their values ----
 
@@ -138,6 +142,23 @@ function specs(s: Schema): { leaves: LeafSpec[]; structs: StructSpec[] } {
   return { leaves, structs };
 }
 const { leaves: LEAVES, structs: STRUCTS } = specs(schema);
+
+/** A schema and its leaves, for the generators: `schema` itself, or the native writer's part of it. */
+interface Shape {
+  readonly schema: Schema;
+  readonly leaves: readonly LeafSpec[];
+  readonly structs: readonly StructSpec[];
+  /** Leaves are never handed over as `any` (the native writer takes typed values only). */
+  readonly typedOnly: boolean;
+}
+const FULL: Shape = { schema, leaves: LEAVES, structs: STRUCTS, typedOnly: false };
+/** Every type the native writer (parquet/file-writer.ts) writes: `schema` less decimals, uuid, fixed, binary. */
+const nativeSchema: Schema = {
+  schemaId: 1,
+  fields: schema.fields.filter((f) => ![6, 7, 16, 17, 18].includes(f.id)),
+};
+const NATIVE: Shape = { schema: nativeSchema, ...specs(nativeSchema), typedOnly: true };
+const NATIVE_IDS = Object.keys(DUCK_TYPES).filter((id) => ![6, 7, 16, 17, 18].includes(Number(id)));
 
 const int64 = fc.bigInt({ min: -(1n << 63n), max: (1n << 63n) - 1n });
 const text = fc.oneof(
@@ -222,35 +243,43 @@ interface Case {
   readonly omitNullKeys: boolean;
 }
 
-function caseArb(maxRows: number): fc.Arbitrary<Case> {
+function caseArb(maxRows: number, shape: Shape = FULL): fc.Arbitrary<Case> {
   return fc.integer({ min: 0, max: maxRows }).chain((n) => {
-    const leafArbs = LEAVES.map((spec) =>
+    const leafArbs = shape.leaves.map((spec) =>
       fc
         .record({
           encoding: fc.constantFrom<Encoding>(
             'typed',
             'typed',
-            'any',
+            ...(shape.typedOnly ? [] : ['any' as const]),
             ...(spec.required ? [] : ['absent' as const]),
           ),
           nullStyle: fc.constantFrom<NullStyle>('valid', 'valid-blank', 'inline'),
           nullRate: spec.required ? fc.constant(0) : fc.constantFrom(0, 0.1, 0.5, 1),
           values: fc.array(valueArb(spec.type), { minLength: n, maxLength: n }),
+          // Values drawn again and again from a few (a dictionary column), or not.
+          pool: fc.constantFrom(0, 0, 1, 3, 40),
           coins: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: n, maxLength: n }),
         })
         .map(
-          ({ encoding, nullStyle, nullRate, values, coins }): LeafData => ({
+          ({ encoding, nullStyle, nullRate, values, pool, coins }): LeafData => ({
             spec,
             encoding,
             nullStyle,
             values:
               encoding === 'absent'
                 ? values.map(() => null)
-                : values.map((v, i) => (coins[i]! < nullRate ? null : v)),
+                : values.map((v, i) =>
+                    coins[i]! < nullRate
+                      ? null
+                      : pool === 0
+                        ? v
+                        : values[Math.floor(coins[i]! * 1e6) % Math.min(pool, values.length)]!,
+                  ),
           }),
         ),
     );
-    const structArbs = STRUCTS.map((s) =>
+    const structArbs = shape.structs.map((s) =>
       s.required
         ? fc.constant(undefined)
         : fc.option(fc.array(fc.constantFrom(0, 1, 1, 1, 7), { minLength: n, maxLength: n }), {
@@ -269,7 +298,7 @@ function caseArb(maxRows: number): fc.Arbitrary<Case> {
       })
       .map(({ leaves, structs, ...rest }) => {
         const structValid = new Map<number, Uint8Array>();
-        STRUCTS.forEach((s, j) => {
+        shape.structs.forEach((s, j) => {
           const v = structs[j];
           if (v !== undefined) structValid.set(s.id, Uint8Array.from(v));
         });
@@ -359,7 +388,7 @@ function toBatch(c: Case): ColumnarBatch {
   // One slab for all typed arrays when asked (8-byte aligned views).
   let slab: ArrayBuffer | undefined;
   let slabAt = 0;
-  if (c.slab) slab = new ArrayBuffer(LEAVES.length * (len * 8 + 8) + 64);
+  if (c.slab) slab = new ArrayBuffer(c.leaves.length * (len * 8 + 8) + 64);
   const alloc = (kind: string): ArrayBuffer | [ArrayBuffer, number] => {
     const size = len * WIDTH[kind]!;
     if (!slab) return new ArrayBuffer(size);
@@ -456,11 +485,44 @@ function toBatch(c: Case): ColumnarBatch {
   return { rowCount: c.n, leaves, structValid: c.structValid };
 }
 
-function both(c: Case, opts = {}): { rows: DataFileResult; cols: DataFileResult } {
+function both(c: Case, opts = {}, s: Schema = schema): { rows: DataFileResult; cols: DataFileResult } {
   return {
-    rows: writeDataFile(schema, toRows(c), opts),
-    cols: writeColumnarDataFile(schema, toBatch(c), opts),
+    rows: writeDataFile(s, toRows(c), opts),
+    cols: writeColumnarDataFile(s, toBatch(c), opts),
   };
+}
+
+/** Metrics of two writers of one file, which differ only where bytes are laid out differently. */
+function layoutFree(m: DataFileResult['metrics']) {
+  const { columnSizes, splitOffsets, ...rest } = m;
+  return { ...rest, columns: [...columnSizes.keys()].sort(), rowGroups: splitOffsets.length };
+}
+
+/** hyparquet's rows of a file (another reader than DuckDB), timestamps and longs as text. */
+async function hyparquetRows(bytes: Uint8Array): Promise<unknown[]> {
+  const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  const rows = await parquetReadObjects({ file, compressors });
+  return JSON.parse(
+    JSON.stringify(rows, (_k, v) =>
+      typeof v === 'bigint' ? `${v}n` : v instanceof Date ? `d${v.getTime()}` : Number.isNaN(v) ? 'NaN' : v,
+    ),
+  );
+}
+
+/** Each column chunk's statistics (row group, column, values, nulls, min / max) as DuckDB reads them. */
+async function chunkStatistics(bytes: Uint8Array): Promise<Record<string, unknown>[]> {
+  return duck.rows(
+    `SELECT row_group_id, path_in_schema, num_values, stats_null_count, stats_min_value, stats_max_value
+       FROM parquet_metadata('${duck.file(bytes)}') ORDER BY row_group_id, column_id`,
+  );
+}
+
+/** Parquet's schema elements as DuckDB reads them. */
+async function parquetSchemaOf(bytes: Uint8Array): Promise<Record<string, unknown>[]> {
+  return duck.rows(
+    `SELECT name, type, repetition_type, num_children, converted_type, field_id, logical_type
+       FROM parquet_schema('${duck.file(bytes)}')`,
+  );
 }
 
 let duck: Duck;
@@ -603,7 +665,7 @@ describe('writeColumnarDataFile: equivalent to writeDataFile', () => {
     expect(out.metrics.nullValueCounts.get(3)).toBe(1n);
   });
 
-  it('does not modify the caller arrays, and copies arrays that share memory', () => {
+  it('does not modify the caller arrays, and copies arrays that share memory', async () => {
     const s: Schema = {
       schemaId: 0,
       fields: [
@@ -636,12 +698,12 @@ describe('writeColumnarDataFile: equivalent to writeDataFile', () => {
       { b: 5n, c: 3, x: true },
       { a: 6n, b: 6n, c: 4, x: false },
     ]);
-    expect(cols.metrics).toEqual(rows.metrics);
-    expect(Buffer.from(cols.bytes).equals(Buffer.from(rows.bytes))).toBe(true);
+    expect(layoutFree(cols.metrics)).toEqual(layoutFree(rows.metrics));
+    expect(await hyparquetRows(cols.bytes)).toEqual(await hyparquetRows(rows.bytes));
     expect([longs, d, bools]).toEqual(before);
   });
 
-  it('handles an empty batch and all-null / absent leaves', () => {
+  it('handles an empty batch and all-null / absent leaves', async () => {
     const s: Schema = {
       schemaId: 0,
       fields: [
@@ -659,10 +721,150 @@ describe('writeColumnarDataFile: equivalent to writeDataFile', () => {
         s,
         Array.from({ length: n }, () => ({})),
       );
-      expect(cols.metrics).toEqual(rows.metrics);
-      expect(Buffer.from(cols.bytes).equals(Buffer.from(rows.bytes))).toBe(true);
+      expect(layoutFree(cols.metrics)).toEqual(layoutFree(rows.metrics));
+      expect(await hyparquetRows(cols.bytes)).toEqual(await hyparquetRows(rows.bytes));
     }
   });
+});
+
+describe('writeColumnarDataFile: the native writer (parquet/file-writer.ts)', () => {
+  it('writes what parquet-wasm writes for the same rows: values by field id (DuckDB and hyparquet), schema, metrics', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        caseArb(300, NATIVE).filter((c) => c.n > 0),
+        fc.constantFrom(undefined, 1, 7, 1000),
+        fc.constantFrom<ParquetCompression>('zstd', 'gzip', 'uncompressed'),
+        async (c, rowGroupRows, compression) => {
+          const opts = { compression, metricsTruncateLength: 3, ...(rowGroupRows ? { rowGroupRows } : {}) };
+          expect(writesNatively(nativeSchema, toBatch(c), opts)).toBe(true);
+          const { rows, cols } = both(c, opts, nativeSchema);
+          expect(cols.recordCount).toBe(c.n);
+          expect(layoutFree(cols.metrics)).toEqual(layoutFree(rows.metrics));
+          const q = (bytes: Uint8Array) =>
+            duck.rows(`SELECT ${selectAll(NATIVE_IDS)} FROM ${byFieldId(duck.file(bytes), NATIVE_IDS)}`);
+          const [fromRows, fromCols] = await Promise.all([q(rows.bytes), q(cols.bytes)]);
+          expect(fromCols).toHaveLength(c.n);
+          expect(fromCols).toEqual(fromRows);
+          expect(await hyparquetRows(cols.bytes)).toEqual(await hyparquetRows(rows.bytes));
+          expect(await parquetSchemaOf(cols.bytes)).toEqual(await parquetSchemaOf(rows.bytes));
+          expect(await chunkStatistics(cols.bytes)).toEqual(await chunkStatistics(rows.bytes));
+        },
+      ),
+      { numRuns: 40, endOnFailure: true },
+    );
+  }, 60_000);
+
+  it('dictionary-encodes the columns whose values repeat, and only those', async () => {
+    const n = 5000;
+    const s: Schema = {
+      schemaId: 0,
+      fields: [
+        field(1, 'few', T.long),
+        field(2, 'many', T.long),
+        field(3, 'code', T.string),
+        field(4, 'id', T.string),
+      ],
+    };
+    const few = BigInt64Array.from({ length: n }, (_, i) => BigInt(i % 17));
+    const many = BigInt64Array.from({ length: n }, (_, i) => BigInt(i) * 7919n);
+    const utf = (f: (i: number) => string) => {
+      const parts = Array.from({ length: n }, (_, i) => f(i));
+      const offsets = new Int32Array(n + 1);
+      parts.forEach((p, i) => {
+        offsets[i + 1] = offsets[i]! + Buffer.byteLength(p);
+      });
+      return { kind: 'utf8-bytes' as const, data: Buffer.from(parts.join('')), offsets };
+    };
+    const out = writeColumnarDataFile(s, {
+      rowCount: n,
+      leaves: new Map<number, ColumnarLeaf>([
+        [1, { values: { kind: 'int64', values: few } }],
+        [2, { values: { kind: 'int64', values: many } }],
+        [3, { values: utf((i) => ['ATL', 'DFW', 'ORD'][i % 3]!) }],
+        [4, { values: utf((i) => `id-${i}`) }],
+      ]),
+    });
+    const meta = await duck.rows(
+      `SELECT path_in_schema p, encodings e, dictionary_page_offset IS NOT NULL AS d
+         FROM parquet_metadata('${duck.file(out.bytes)}') ORDER BY column_id`,
+    );
+    expect(meta.map((m) => [m.p, m.d])).toEqual([
+      ['few', true],
+      ['many', false],
+      ['code', true],
+      ['id', false],
+    ]);
+    const back = await duck.rows(
+      `SELECT sum(few)::VARCHAR a, sum(many)::VARCHAR b, count(DISTINCT code) c, count(DISTINCT id) d
+         FROM read_parquet('${duck.file(out.bytes)}')`,
+    );
+    const sum = (a: BigInt64Array) => a.reduce((x, y) => x + y, 0n).toString();
+    expect(back).toEqual([{ a: sum(few), b: sum(many), c: 3n, d: BigInt(n) }]);
+  });
+});
+
+describe('writeColumnarDataFile: the native writer, pages', () => {
+  it('splits large chunks into pages (rows and bytes) and reads back every value, nulls in place', async () => {
+    const n = 150_000;
+    const s: Schema = {
+      schemaId: 0,
+      fields: [
+        field(1, 'k', T.long, true),
+        field(2, 'v', T.long),
+        field(3, 'txt', T.string),
+        field(4, 'd', T.double),
+      ],
+    };
+    const k = BigInt64Array.from({ length: n }, (_, i) => BigInt(i));
+    const v = BigInt64Array.from({ length: n }, (_, i) => BigInt(i) * 1_000_003n - 77n);
+    const vValid = Uint8Array.from({ length: n }, (_, i) => (i % 7 === 3 ? 0 : 1));
+    // Unique strings of ~20 bytes (PLAIN, ~3 MiB: pages cut by bytes), every 11th null.
+    const parts = Array.from({ length: n }, (_, i) => (i % 11 === 5 ? '' : `row-${i}-${'é'.repeat(i % 9)}`));
+    const offsets = new Int32Array(n + 1);
+    parts.forEach((p, i) => {
+      offsets[i + 1] = offsets[i]! + Buffer.byteLength(p);
+    });
+    const tValid = Uint8Array.from({ length: n }, (_, i) => (i % 11 === 5 ? 0 : 1));
+    const d = Float64Array.from({ length: n }, (_, i) => (i % 5) * 0.5);
+    const out = writeColumnarDataFile(s, {
+      rowCount: n,
+      leaves: new Map<number, ColumnarLeaf>([
+        [1, { values: { kind: 'int64', values: k } }],
+        [2, { values: { kind: 'int64', values: v }, valid: vValid }],
+        [3, { values: { kind: 'utf8-bytes', data: Buffer.from(parts.join('')), offsets }, valid: tValid }],
+        [4, { values: { kind: 'float64', values: d } }],
+      ]),
+    });
+    expect(
+      writesNatively(s, { rowCount: n, leaves: new Map([[1, { values: { kind: 'int64', values: k } }]]) }),
+    ).toBe(true);
+    const path = duck.file(out.bytes);
+    const back = await duck.rows(`SELECT k, v, txt, d FROM read_parquet('${path}') ORDER BY k`);
+    expect(back).toHaveLength(n);
+    let wrong = 0;
+    back.forEach((r, i) => {
+      const ok =
+        r.k === BigInt(i) &&
+        r.v === (vValid[i] ? v[i] : null) &&
+        r.txt === (tValid[i] ? parts[i] : null) &&
+        r.d === d[i];
+      if (!ok) wrong++;
+    });
+    expect(wrong).toBe(0);
+    expect(out.metrics.nullValueCounts.get(2)).toBe(BigInt(vValid.filter((x) => x === 0).length));
+    expect(out.metrics.nullValueCounts.get(3)).toBe(BigInt(tValid.filter((x) => x === 0).length));
+    // hyparquet reads it too (another reader), the same values.
+    const rows = (await parquetReadObjects({
+      file: out.bytes.buffer.slice(
+        out.bytes.byteOffset,
+        out.bytes.byteOffset + out.bytes.byteLength,
+      ) as ArrayBuffer,
+      compressors,
+    })) as Record<string, unknown>[];
+    expect(
+      rows.filter((r, i) => r.txt !== (tValid[i] ? parts[i] : null) || r.v !== (vValid[i] ? v[i] : null)),
+    ).toEqual([]);
+  }, 60_000);
 });
 
 describe('writeColumnarDataFile: utf8-bytes columns', () => {
