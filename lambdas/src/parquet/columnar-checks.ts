@@ -4,9 +4,10 @@
  */
 import { ErrorKind, FloeError } from '../errors.ts';
 import { indexById, type Schema } from '../iceberg/schema.ts';
+import { primitiveToString } from '../iceberg/types.ts';
 import { hasColumns } from './arrow-schema.ts';
 import type { LeafNode, PlanNode, WritePlan } from './column-plan.ts';
-import type { ColumnarBatch, ColumnValues } from './columnar.ts';
+import type { ColumnarBatch, ColumnarLeaf, ColumnValues } from './columnar.ts';
 
 export type Ctor = { new (n: number): unknown; readonly name: string };
 
@@ -65,6 +66,60 @@ export function fits(kind: ColumnValues['kind'], node: LeafNode): boolean {
       return node.type.kind === 'string' || node.type.kind === 'uuid';
     case 'utf8-bytes':
       return node.type.kind === 'string';
+  }
+}
+
+/**
+ * A leaf's values: a kind that carries its type, validity bytes and arrays of the right class and
+ * length (`n` rows), string offsets that fit their data.
+ */
+export function checkLeafValues(node: LeafNode, leaf: ColumnarLeaf, n: number): void {
+  const cv = leaf.values;
+  if (!fits(cv.kind, node)) {
+    throw new FloeError(
+      ErrorKind.DataInvalid,
+      `column '${node.path}' (${primitiveToString(node.type)}) cannot take '${cv.kind}' column values`,
+      { context: { column: node.path } },
+    );
+  }
+  if (leaf.valid !== undefined) checkArray(node, leaf.valid, Uint8Array, 'valid', n);
+  switch (cv.kind) {
+    case 'any':
+    case 'utf8':
+      if (!Array.isArray(cv.values)) {
+        throw new FloeError(ErrorKind.DataInvalid, `column '${node.path}': values must be an array`, {
+          context: { column: node.path },
+        });
+      }
+      checkLength(node, cv.values.length, 'values', n);
+      return;
+    case 'utf8-bytes':
+      checkArray(node, cv.offsets, Int32Array, 'offsets', n + 1);
+      if (cv.offsets[0] !== 0 || cv.offsets[n]! > cv.data.length) {
+        throw new FloeError(
+          ErrorKind.DataInvalid,
+          `column '${node.path}': string offsets do not fit the data`,
+          {
+            context: { column: node.path },
+          },
+        );
+      }
+      return;
+    case 'int64':
+      checkArray(node, cv.values, BigInt64Array, 'values', n);
+      return;
+    case 'int32':
+      checkArray(node, cv.values, Int32Array, 'values', n);
+      return;
+    case 'float64':
+      checkArray(node, cv.values, Float64Array, 'values', n);
+      return;
+    case 'float32':
+      checkArray(node, cv.values, Float32Array, 'values', n);
+      return;
+    case 'bool':
+      checkArray(node, cv.values, Uint8Array, 'values', n);
+      return;
   }
 }
 

@@ -20,13 +20,13 @@
 import * as arrow from 'apache-arrow';
 import { ErrorKind, FloeError } from '../errors.ts';
 import type { Schema } from '../iceberg/schema.ts';
-import { type IcebergType, primitiveToString } from '../iceberg/types.ts';
+import type { IcebergType } from '../iceberg/types.ts';
 import type { IcebergValue } from '../iceberg/values.ts';
 import { type FloatBounds, floatBounds32, floatBounds64, int32Bounds, int64Bounds } from './bounds.ts';
 import { badValue, finishLeaf, setBounds, type Val, Validity } from './build-common.ts';
 import type { BuiltColumns } from './column-builder.ts';
 import type { LeafNode, PlanNode, StructNode, WritePlan } from './column-plan.ts';
-import { checkArray, checkIds, checkLength, fits } from './columnar-checks.ts';
+import { checkArray, checkIds, checkLeafValues } from './columnar-checks.ts';
 import { Codec, type CodecId } from './compression.ts';
 import { PARENT_NULL } from './extract.ts';
 import { canWriteNative, type NativeWriteSettings, writeNative } from './file-writer.ts';
@@ -305,21 +305,8 @@ function buildLeafColumn(node: LeafNode, parentValid: Uint8Array | undefined, ct
   const leaf = ctx.batch.leaves.get(node.id);
   if (leaf === undefined) return buildGeneric(node, undefined, undefined, parentValid, ctx);
   const cv = leaf.values;
-  if (!fits(cv.kind, node)) {
-    throw new FloeError(
-      ErrorKind.DataInvalid,
-      `column '${node.path}' (${primitiveToString(node.type)}) cannot take '${cv.kind}' column values`,
-      { context: { column: node.path } },
-    );
-  }
-  if (leaf.valid !== undefined) checkArray(node, leaf.valid, Uint8Array, 'valid', n);
+  checkLeafValues(node, leaf, n);
   if (cv.kind === 'any' || cv.kind === 'utf8') {
-    if (!Array.isArray(cv.values)) {
-      throw new FloeError(ErrorKind.DataInvalid, `column '${node.path}': values must be an array`, {
-        context: { column: node.path },
-      });
-    }
-    checkLength(node, cv.values.length, 'values', n);
     if (cv.kind === 'utf8' && node.type.kind === 'string') {
       const built = buildUtf8Column(node, cv.values, leaf.valid, parentValid, ctx);
       if (built !== undefined) return built;
@@ -328,18 +315,8 @@ function buildLeafColumn(node: LeafNode, parentValid: Uint8Array | undefined, ct
   }
   switch (cv.kind) {
     case 'utf8-bytes': {
-      checkArray(node, cv.offsets, Int32Array, 'offsets', n + 1);
       const { val } = combineValidity(node, n, parentValid, leaf.valid);
       const end = cv.offsets[n]!;
-      if (cv.offsets[0] !== 0 || end > cv.data.length) {
-        throw new FloeError(
-          ErrorKind.DataInvalid,
-          `column '${node.path}': string offsets do not fit the data`,
-          {
-            context: { column: node.path },
-          },
-        );
-      }
       finishLeaf(st, n, val); // bounds come from the footer statistics, as for every string column
       return arrow.makeData({
         type: node.arrowType as arrow.Utf8,
@@ -351,7 +328,6 @@ function buildLeafColumn(node: LeafNode, parentValid: Uint8Array | undefined, ct
       });
     }
     case 'int64': {
-      checkArray(node, cv.values, BigInt64Array, 'values', n);
       const { val, valid } = combineValidity(node, n, parentValid, leaf.valid);
       const data = claim(ctx, cv.values, n);
       finishLeaf(st, n, val);
@@ -366,7 +342,6 @@ function buildLeafColumn(node: LeafNode, parentValid: Uint8Array | undefined, ct
       });
     }
     case 'int32': {
-      checkArray(node, cv.values, Int32Array, 'values', n);
       const { val, valid } = combineValidity(node, n, parentValid, leaf.valid);
       const data = claim(ctx, cv.values, n);
       finishLeaf(st, n, val);
@@ -381,19 +356,16 @@ function buildLeafColumn(node: LeafNode, parentValid: Uint8Array | undefined, ct
       });
     }
     case 'float64': {
-      checkArray(node, cv.values, Float64Array, 'values', n);
       const { val, valid } = combineValidity(node, n, parentValid, leaf.valid);
       const data = claim(ctx, cv.values, n);
       return floatData(node, st, val, data, floatBounds64(data, n, valid));
     }
     case 'float32': {
-      checkArray(node, cv.values, Float32Array, 'values', n);
       const { val, valid } = combineValidity(node, n, parentValid, leaf.valid);
       const data = claim(ctx, cv.values, n);
       return floatData(node, st, val, data, floatBounds32(data, n, valid));
     }
     case 'bool': {
-      checkArray(node, cv.values, Uint8Array, 'values', n);
       const { val, valid } = combineValidity(node, n, parentValid, leaf.valid);
       const values = cv.values;
       const bits = ctx.alloc.bytes((n + 7) >> 3);

@@ -92,11 +92,13 @@ function gaveUp(distinct: number, seen: number, bytes: number): boolean {
  */
 export function numberDictionary(words: Int32Array, n: number, wordsPerValue: 1 | 2): Dictionary | undefined {
   const indices = new Int32Array(n);
-  const entries = new Entries(
-    wordsPerValue === 1 ? (i) => mix(words[i]!, 0x1b873593) : (i) => mix(words[2 * i]!, words[2 * i + 1]!),
-  );
+  const hashOf =
+    wordsPerValue === 1
+      ? (i: number) => mix(words[i]!, 0x1b873593)
+      : (i: number) => mix(words[2 * i]!, words[2 * i + 1]!);
+  const entries = new Entries(hashOf);
   for (let i = 0; i < n; i++) {
-    const h = wordsPerValue === 1 ? mix(words[i]!, 0x1b873593) : mix(words[2 * i]!, words[2 * i + 1]!);
+    const h = hashOf(i);
     const slots = entries.slots;
     const mask = entries.mask;
     let slot = h & mask;

@@ -92,13 +92,7 @@ export function encodeHybrid(values: ArrayLike<number>, n: number, width: number
   while (i < n) {
     const run = runAt(values, i, n, 0x7fffffff);
     if (run >= 8 || i + run === n) {
-      out.varint(run * 2);
-      out.ensure(valueBytes);
-      let v = values[i]!;
-      for (let b = 0; b < valueBytes; b++) {
-        out.buf[out.pos++] = v & 0xff;
-        v >>>= 8;
-      }
+      rleRun(values[i]!, run, valueBytes, out);
       i += run;
       continue;
     }
@@ -112,6 +106,17 @@ export function encodeHybrid(values: ArrayLike<number>, n: number, width: number
     out.varint(groups * 2 + 1);
     packGroups(values, start, Math.min(i, n), groups, width, out);
     i = Math.min(i, n);
+  }
+}
+
+/** One RLE run: `count` times `value`, the value in `valueBytes` little-endian bytes. */
+function rleRun(value: number, count: number, valueBytes: number, out: ByteSink): void {
+  out.varint(count * 2);
+  out.ensure(valueBytes);
+  let v = value;
+  for (let b = 0; b < valueBytes; b++) {
+    out.buf[out.pos++] = v & 0xff;
+    v >>>= 8;
   }
 }
 
@@ -149,30 +154,22 @@ function packGroups(
  * its byte length (4 bytes, little-endian).
  */
 export function encodeLevels(levels: ArrayLike<number>, n: number, width: number, out: ByteSink): void {
-  const at = out.pos;
-  out.int32(0);
-  encodeHybrid(levels, n, width, out);
-  const len = out.pos - at - 4;
-  const b = out.buf;
-  b[at] = len;
-  b[at + 1] = len >>> 8;
-  b[at + 2] = len >>> 16;
-  b[at + 3] = len >>> 24;
+  lengthPrefixed(out, () => encodeHybrid(levels, n, width, out));
 }
 
 /** One definition level repeated `n` times (a column without nulls), behind its byte length. */
 export function encodeConstantLevels(level: number, n: number, width: number, out: ByteSink): void {
+  lengthPrefixed(out, () => rleRun(level, n, (width + 7) >> 3, out));
+}
+
+/** What `write` appends to `out`, behind its byte length (4 bytes, little-endian). */
+function lengthPrefixed(out: ByteSink, write: () => void): void {
   const at = out.pos;
   out.int32(0);
-  out.varint(n * 2);
-  let v = level;
-  for (let b = 0; b < (width + 7) >> 3; b++) {
-    out.byte(v & 0xff);
-    v >>>= 8;
-  }
+  write();
   const len = out.pos - at - 4;
-  out.buf[at] = len;
-  out.buf[at + 1] = len >>> 8;
-  out.buf[at + 2] = len >>> 16;
-  out.buf[at + 3] = len >>> 24;
+  const end = out.pos;
+  out.pos = at;
+  out.int32(len);
+  out.pos = end;
 }

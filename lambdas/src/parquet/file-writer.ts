@@ -16,12 +16,14 @@
  * the same manifest metrics; the differential test reads both writers' files back.
  */
 import { ErrorKind, FloeError } from '../errors.ts';
-import { type Schema, schemaToJson } from '../iceberg/schema.ts';
+import { compareBytes } from '../iceberg/conversions.ts';
+import type { Schema } from '../iceberg/schema.ts';
 import type { PrimitiveType } from '../iceberg/types.ts';
 import { floatBounds32, floatBounds64, int32Bounds, int64Bounds } from './bounds.ts';
+import { badValue } from './build-common.ts';
 import type { LeafNode, PlanNode, StructNode, WritePlan } from './column-plan.ts';
 import type { ColumnarBatch, ColumnarLeaf } from './columnar.ts';
-import { checkArray, checkIds, checkLength, fits } from './columnar-checks.ts';
+import { checkArray, checkIds, checkLeafValues } from './columnar-checks.ts';
 import { type CodecId, compressorFor } from './compression.ts';
 import { bytesDictionary, type Dictionary, numberDictionary } from './dictionary.ts';
 import { ByteSink, bitWidth, encodeConstantLevels, encodeHybrid, encodeLevels } from './encoding.ts';
@@ -33,6 +35,7 @@ import {
   newLeafStats,
 } from './metrics.ts';
 import { encodeStruct, type TField, type TStruct, TType, type TValue } from './thrift-compact.ts';
+import { icebergSchemaJson } from './writer.ts';
 
 // parquet.thrift enums.
 const PT = { BOOLEAN: 0, INT32: 1, INT64: 2, FLOAT: 4, DOUBLE: 5, BYTE_ARRAY: 6 } as const;
@@ -218,12 +221,6 @@ export function writeNative(
   };
 }
 
-function icebergSchemaJson(schema: Schema): string {
-  return JSON.stringify(schemaToJson(schema), (_k, v) =>
-    typeof v === 'bigint' ? (Number.isSafeInteger(Number(v)) ? Number(v) : v.toString()) : v,
-  );
-}
-
 function concat(parts: readonly Uint8Array[], total: number): Uint8Array {
   const out = new Uint8Array(total);
   let at = 0;
@@ -266,55 +263,8 @@ function checkLeaves(nodes: readonly PlanNode[], batch: ColumnarBatch, n: number
       checkLeaves(node.children, batch, n);
       continue;
     }
-    const leaf = node as LeafNode;
-    const values = batch.leaves.get(leaf.id);
-    if (values === undefined) continue;
-    const cv = values.values;
-    if (!fits(cv.kind, leaf)) {
-      throw new FloeError(
-        ErrorKind.DataInvalid,
-        `column '${leaf.path}' cannot take '${cv.kind}' column values`,
-        { context: { column: leaf.path } },
-      );
-    }
-    if (values.valid !== undefined) checkArray(leaf, values.valid, Uint8Array, 'valid', n);
-    switch (cv.kind) {
-      case 'int64':
-        checkArray(leaf, cv.values, BigInt64Array, 'values', n);
-        break;
-      case 'int32':
-        checkArray(leaf, cv.values, Int32Array, 'values', n);
-        break;
-      case 'float64':
-        checkArray(leaf, cv.values, Float64Array, 'values', n);
-        break;
-      case 'float32':
-        checkArray(leaf, cv.values, Float32Array, 'values', n);
-        break;
-      case 'bool':
-        checkArray(leaf, cv.values, Uint8Array, 'values', n);
-        break;
-      case 'utf8-bytes':
-        checkArray(leaf, cv.offsets, Int32Array, 'offsets', n + 1);
-        if (cv.offsets[0] !== 0 || cv.offsets[n]! > cv.data.length) {
-          throw new FloeError(
-            ErrorKind.DataInvalid,
-            `column '${leaf.path}': string offsets do not fit the data`,
-            {
-              context: { column: leaf.path },
-            },
-          );
-        }
-        break;
-      case 'utf8':
-        if (!Array.isArray(cv.values)) {
-          throw new FloeError(ErrorKind.DataInvalid, `column '${leaf.path}': values must be an array`, {
-            context: { column: leaf.path },
-          });
-        }
-        checkLength(leaf, cv.values.length, 'values', n);
-        break;
-    }
+    const values = batch.leaves.get((node as LeafNode).id);
+    if (values !== undefined) checkLeafValues(node as LeafNode, values, n);
   }
 }
 
@@ -404,13 +354,7 @@ function stringValidity(
     if (valid !== undefined && valid[i] === 0) continue;
     const v = values[i];
     if (typeof v === 'string') continue;
-    if (v != null) {
-      throw new FloeError(
-        ErrorKind.DataInvalid,
-        `column '${leaf.path}' (string) cannot hold value ${String(v)} at index ${i}: expected a string`,
-        { context: { column: leaf.path, index: i } },
-      );
-    }
+    if (v != null) throw badValue(leaf, v, i, 'expected a string');
     own ??= valid === undefined ? new Uint8Array(n).fill(1) : Uint8Array.from(valid.subarray(0, n));
     own[i] = 0;
   }
@@ -633,18 +577,9 @@ function denseValues(
       return { kind: 'bytes', data, offsets, count };
     }
     case 'utf8': {
+      // Every row kept holds a string (`stringValidity` made the others null or refused them).
       const strings: string[] = [];
-      for (let i = 0; i < rows; i++) {
-        if (!keep(i)) continue;
-        const v = cv.values[from + i];
-        if (typeof v !== 'string') {
-          throw new FloeError(
-            ErrorKind.DataInvalid,
-            `column cannot hold value ${String(v)} at index ${from + i}: expected a string`,
-          );
-        }
-        strings.push(v);
-      }
+      for (let i = 0; i < rows; i++) if (keep(i)) strings.push(cv.values[from + i] as string);
       const data = utf8.encode(strings.join(''));
       const offsets = new Int32Array(count + 1);
       let at = 0;
@@ -764,13 +699,8 @@ function mergeByteBounds(
     into.set(id, { ...b });
     return;
   }
-  const cmp = (x: Uint8Array, y: Uint8Array): number => {
-    const m = Math.min(x.length, y.length);
-    for (let k = 0; k < m; k++) if (x[k] !== y[k]) return x[k]! - y[k]!;
-    return x.length - y.length;
-  };
-  if (cmp(b.min, cur.min) < 0) cur.min = b.min;
-  if (cmp(b.max, cur.max) > 0) cur.max = b.max;
+  if (compareBytes(b.min, cur.min) < 0) cur.min = b.min;
+  if (compareBytes(b.max, cur.max) > 0) cur.max = b.max;
 }
 
 /** The dictionary page's values: each entry PLAIN. */

@@ -5,6 +5,7 @@
  * before the footer and keep their absolute offsets, so only the tail of the file changes.
  */
 import { ErrorKind, FloeError } from '../errors.ts';
+import { compareBytes } from '../iceberg/conversions.ts';
 import {
   asBigInt,
   decodeStruct,
@@ -193,12 +194,6 @@ function patchPaths(fmd: TStruct, leaves: LeafInfo[]): void {
   }
 }
 
-function compareUnsigned(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return a.length - b.length;
-}
-
 function footerMetrics(fmd: TStruct, leaves: LeafInfo[]): FooterMetrics {
   const columnSizes = new Map<number, bigint>();
   const splitOffsets: bigint[] = [];
@@ -223,8 +218,8 @@ function footerMetrics(fmd: TStruct, leaves: LeafInfo[]): FooterMetrics {
       const cur = byteStats.get(id);
       if (!cur) byteStats.set(id, { min, max });
       else {
-        if (compareUnsigned(min, cur.min) < 0) cur.min = min;
-        if (compareUnsigned(max, cur.max) > 0) cur.max = max;
+        if (compareBytes(min, cur.min) < 0) cur.min = min;
+        if (compareBytes(max, cur.max) > 0) cur.max = max;
       }
     });
     // Same rule as parquet-mr's BlockMetaData.getStartingPos: the first column's dictionary page

@@ -124,7 +124,8 @@ export function writerProperties(
     .build();
 }
 
-function icebergSchemaJson(schema: Schema): string {
+/** The `iceberg.schema` key-value of a data file's footer (Java's form: ids as JSON numbers). */
+export function icebergSchemaJson(schema: Schema): string {
   return JSON.stringify(schemaToJson(schema), (_k, v) =>
     typeof v === 'bigint' ? (Number.isSafeInteger(Number(v)) ? Number(v) : v.toString()) : v,
   );
